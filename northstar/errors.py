@@ -1,0 +1,308 @@
+"""Every expected failure in Northstar, as one tree with stable codes.
+
+A ``NorthstarError`` carries a machine-readable ``code`` that never changes between
+releases, a message that says what went wrong, a one-line ``fix`` that says what to do
+about it, and the context a person needs (run, iteration, step, tab role, file position).
+The CLI prints ``code``, message and fix on one line each and never a traceback.
+
+    NorthstarError
+    ├── InputError                        bad input; nothing was started (CLI exit 2)
+    │   ├── RecipeInvalid                 RECIPE_INVALID
+    │   ├── ParamMissing                  PARAM_MISSING
+    │   ├── ParamInvalid                  PARAM_INVALID
+    │   ├── RepeatOptionsInvalid          REPEAT_OPTIONS_INVALID
+    │   └── UsageInvalid                  USAGE_INVALID
+    ├── BindingError                      the run's binding no longer holds
+    │   ├── DefinitionChanged             DEFINITION_CHANGED
+    │   ├── FileChanged                   FILE_CHANGED
+    │   ├── ProfileMismatch               PROFILE_MISMATCH
+    │   └── CredentialsInvalid            CREDENTIALS_INVALID
+    ├── BrowserError                      the browser could not do what a step asked
+    │   ├── BrowserNotFound               BROWSER_NOT_FOUND
+    │   ├── OriginBlocked                 ORIGIN_BLOCKED
+    │   ├── TabClosed                     TAB_CLOSED
+    │   ├── TargetMissing                 TARGET_MISSING
+    │   ├── TargetAmbiguous               TARGET_AMBIGUOUS
+    │   ├── StaleReference                STALE_REFERENCE
+    │   ├── NavigationFailed              NAVIGATION_FAILED
+    │   └── ActionFailed                  ACTION_FAILED
+    ├── VerificationError                 an outcome could not be shown
+    │   ├── ExpectationFailed             EXPECTATION_FAILED
+    │   ├── ProgramIterationNotVerified   PROGRAM_ITERATION_NOT_VERIFIED
+    │   └── OutputSaveFailed              OUTPUT_SAVE_FAILED
+    ├── OutcomeError                      at-most-once bookkeeping of submissions
+    │   ├── OutcomeUnknown                OUTCOME_UNKNOWN
+    │   ├── RunBlocked                    RUN_BLOCKED
+    │   └── IdempotencyConflict           IDEMPOTENCY_CONFLICT
+    └── JournalError                      JOURNAL_ERROR, RUN_NOT_FOUND
+
+Secret values never enter an error: callers pass names and descriptions, not values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+__all__ = [
+    "ActionFailed",
+    "BindingError",
+    "BrowserError",
+    "BrowserNotFound",
+    "CredentialsInvalid",
+    "DefinitionChanged",
+    "ExpectationFailed",
+    "FileChanged",
+    "IdempotencyConflict",
+    "InputError",
+    "JournalError",
+    "NavigationFailed",
+    "NorthstarError",
+    "OriginBlocked",
+    "OutcomeError",
+    "OutcomeUnknown",
+    "OutputSaveFailed",
+    "ParamInvalid",
+    "ParamMissing",
+    "ProfileMismatch",
+    "ProgramIterationNotVerified",
+    "RecipeInvalid",
+    "RepeatOptionsInvalid",
+    "RunBlocked",
+    "RunNotFound",
+    "StaleReference",
+    "TabClosed",
+    "TargetAmbiguous",
+    "TargetMissing",
+    "UsageInvalid",
+    "VerificationError",
+    "error_class_for_code",
+]
+
+_CONTEXT_KEYS = ("run_id", "iteration", "step", "tab", "file", "line", "column", "path")
+
+
+class NorthstarError(Exception):
+    """Base of every expected Northstar failure; ``code`` is stable, ``fix`` is one line."""
+
+    code: ClassVar[str] = "NORTHSTAR_ERROR"
+    default_fix: ClassVar[str] = "See the README's error code reference."
+
+    def __init__(self, message: str, *, fix: str | None = None, **context: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.fix = fix or self.default_fix
+        self.context: dict[str, Any] = {k: v for k, v in context.items() if v is not None}
+
+    def __str__(self) -> str:
+        return f"{self.code}: {self.where()}{self.message}"
+
+    def where(self) -> str:
+        """A short prefix naming the place of the failure: file position or step."""
+        ctx = self.context
+        if "file" in ctx:
+            pos = str(ctx["file"])
+            if "line" in ctx:
+                pos += f":{ctx['line']}:{ctx.get('column', 1)}"
+            return f"{pos}: "
+        if "step" in ctx:
+            return f"step {ctx['step']!r}: "
+        return ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for JSON output and the journal."""
+        out: dict[str, Any] = {"code": self.code, "message": self.message, "fix": self.fix}
+        out.update({k: self.context[k] for k in _CONTEXT_KEYS if k in self.context})
+        return out
+
+    def with_context(self, **context: Any) -> NorthstarError:
+        """Add context that the raiser did not know (run, iteration); keeps what is set."""
+        for key, value in context.items():
+            if value is not None:
+                self.context.setdefault(key, value)
+        return self
+
+
+class InputError(NorthstarError):
+    """Bad input: a recipe, a parameter or an option. Nothing was started."""
+
+    code = "INPUT_INVALID"
+
+
+class RecipeInvalid(InputError):
+    code = "RECIPE_INVALID"
+    default_fix = "Correct the recipe at the named place; `northstar schema` shows the format."
+
+
+class ParamMissing(InputError):
+    code = "PARAM_MISSING"
+    default_fix = "Pass it with -p NAME=VALUE or in the params file, or give it a default."
+
+
+class ParamInvalid(InputError):
+    code = "PARAM_INVALID"
+    default_fix = "Pass a value of the parameter's declared type."
+
+
+class RepeatOptionsInvalid(InputError):
+    code = "REPEAT_OPTIONS_INVALID"
+    default_fix = "Pass whole numbers within the bounds named in the message."
+
+
+class UsageInvalid(InputError):
+    code = "USAGE_INVALID"
+    default_fix = "Run the command with --help to see its options."
+
+
+class BindingError(NorthstarError):
+    """The run's binding (project, profile, definition, credentials) no longer holds."""
+
+    code = "BINDING_ERROR"
+
+
+class DefinitionChanged(BindingError):
+    code = "DEFINITION_CHANGED"
+    default_fix = "Start a new run for the changed recipe; a run stays bound to its definition."
+
+
+class FileChanged(BindingError):
+    code = "FILE_CHANGED"
+    default_fix = "Restore the file or start a new run that selects the changed file."
+
+
+class ProfileMismatch(BindingError):
+    code = "PROFILE_MISMATCH"
+    default_fix = "Use the profile the run was started with, or start a new run."
+
+
+class CredentialsInvalid(BindingError):
+    code = "CREDENTIALS_INVALID"
+    default_fix = "Present the credential printed when the run started (NORTHSTAR_RUN_CREDENTIAL)."
+
+
+class BrowserError(NorthstarError):
+    """The browser could not do what a step asked."""
+
+    code = "BROWSER_ERROR"
+
+
+class BrowserNotFound(BrowserError):
+    code = "BROWSER_NOT_FOUND"
+    default_fix = (
+        "Install Chromium (`apt-get install chromium` or `playwright install chromium`) "
+        "or pass --browser PATH / set NORTHSTAR_BROWSER."
+    )
+
+
+class OriginBlocked(BrowserError):
+    code = "ORIGIN_BLOCKED"
+    default_fix = "Add the origin to the tab role's `origins` if the recipe may visit it."
+
+
+class TabClosed(BrowserError):
+    code = "TAB_CLOSED"
+    default_fix = "Check which step closes the tab; a role's tab must stay open while it is used."
+
+
+class TargetMissing(BrowserError):
+    code = "TARGET_MISSING"
+    default_fix = "Check the target against the page (role, name, label); the site may have changed."
+
+
+class TargetAmbiguous(BrowserError):
+    code = "TARGET_AMBIGUOUS"
+    default_fix = "Narrow the target: add `exact: true`, a `within` scope, or a more specific name."
+
+
+class StaleReference(BrowserError):
+    code = "STALE_REFERENCE"
+    default_fix = "Observe the tab again and act on a reference from the new observation."
+
+
+class NavigationFailed(BrowserError):
+    code = "NAVIGATION_FAILED"
+    default_fix = "Check that the site is up and the URL is right."
+
+
+class ActionFailed(BrowserError):
+    code = "ACTION_FAILED"
+    default_fix = "Check that the target is visible, enabled and of the kind the step expects."
+
+
+class VerificationError(NorthstarError):
+    """An outcome could not be shown to hold."""
+
+    code = "VERIFICATION_ERROR"
+
+
+class ExpectationFailed(VerificationError):
+    code = "EXPECTATION_FAILED"
+    default_fix = "Compare the expectation with the page; the step's effect did not show."
+
+
+class ProgramIterationNotVerified(VerificationError):
+    """An iteration could not be verified; the loop stopped before the next one.
+
+    ``result`` is the unverified iteration's result and ``verified`` the results that
+    were verified before it (plain objects of the caller's choosing).
+    """
+
+    code = "PROGRAM_ITERATION_NOT_VERIFIED"
+    default_fix = "Read the iteration's reason with `northstar show RUN_ID`, fix it, run again."
+
+    def __init__(
+        self, message: str, *, result: Any = None, verified: Any = (), **context: Any
+    ) -> None:
+        super().__init__(message, **context)
+        self.result = result
+        self.verified = verified
+
+
+class OutputSaveFailed(VerificationError):
+    code = "OUTPUT_SAVE_FAILED"
+    default_fix = "Check that the output folder is writable and has space; the run needs review."
+
+
+class OutcomeError(NorthstarError):
+    """At-most-once bookkeeping for submissions."""
+
+    code = "OUTCOME_ERROR"
+
+
+class OutcomeUnknown(OutcomeError):
+    code = "OUTCOME_UNKNOWN"
+    default_fix = "Run `northstar reconcile RUN_ID` to find out whether the submission happened."
+
+
+class RunBlocked(OutcomeError):
+    code = "RUN_BLOCKED"
+    default_fix = "Reconcile the unknown outcome (`northstar reconcile RUN_ID`), then resume."
+
+
+class IdempotencyConflict(OutcomeError):
+    code = "IDEMPOTENCY_CONFLICT"
+    default_fix = "The same submission key was used with other inputs; start a new run."
+
+
+class JournalError(NorthstarError):
+    code = "JOURNAL_ERROR"
+    default_fix = "Check the journal path (--journal / NORTHSTAR_JOURNAL) and its permissions."
+
+
+class RunNotFound(JournalError):
+    code = "RUN_NOT_FOUND"
+    default_fix = "List runs with `northstar runs` and use one of their ids."
+
+
+def _all_subclasses(cls: type[NorthstarError]) -> list[type[NorthstarError]]:
+    found: list[type[NorthstarError]] = []
+    for sub in cls.__subclasses__():
+        found.append(sub)
+        found.extend(_all_subclasses(sub))
+    return found
+
+
+def error_class_for_code(code: str) -> type[NorthstarError]:
+    """The error class that owns ``code`` (for reading errors back from the journal)."""
+    table: Mapping[str, type[NorthstarError]] = {c.code: c for c in _all_subclasses(NorthstarError)}
+    return table.get(code, NorthstarError)
