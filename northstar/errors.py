@@ -206,7 +206,9 @@ class TabClosed(BrowserError):
 
 class TargetMissing(BrowserError):
     code = "TARGET_MISSING"
-    default_fix = "Check the target against the page (role, name, label); the site may have changed."
+    default_fix = (
+        "Check the target against the page (role, name, label); the site may have changed."
+    )
 
 
 class TargetAmbiguous(BrowserError):

@@ -1,0 +1,109 @@
+"""PlaywrightHost: owns the browser for a run and hands out one context per iteration.
+
+One browser process serves every iteration of a run (launching is the expensive part);
+each iteration gets a fresh ``BrowserContext`` so cookies and storage do not leak from
+one iteration into the next unless a profile (storage state) is given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager, suppress
+from dataclasses import dataclass, field
+from types import TracebackType
+
+from playwright.async_api import Browser, Playwright, async_playwright
+from playwright.async_api import Error as PlaywrightError
+
+from browser_adapters.discovery import find_browser
+from browser_adapters.session import PlaywrightSession
+from northstar.errors import BrowserNotFound
+from northstar.plan import Plan
+
+__all__ = ["BrowserOptions", "PlaywrightHost"]
+
+# Chromium's own background traffic is refused on closed networks and only costs time.
+_QUIET_ARGS = (
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-default-apps",
+)
+
+
+@dataclass(frozen=True)
+class BrowserOptions:
+    """How to launch: an explicit executable wins over discovery; headless by default."""
+
+    executable: str | None = None
+    headless: bool = True
+    slow_mo_ms: float = 0
+    storage_state: str | None = None
+    extra_args: tuple[str, ...] = field(default=())
+
+
+class PlaywrightHost:
+    """Implements ``northstar.browser.BrowserHost``; use as ``async with``."""
+
+    def __init__(self, options: BrowserOptions | None = None) -> None:
+        self.options = options or BrowserOptions()
+        self._stack = AsyncExitStack()
+        self._browser: Browser | None = None
+
+    async def __aenter__(self) -> PlaywrightHost:
+        try:
+            playwright = await self._stack.enter_async_context(async_playwright())
+            self._browser = await self._launch(playwright)
+        except BaseException:
+            await self._stack.aclose()
+            raise
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._browser is not None:
+            # Already gone (crashed or killed) means nothing is left to close.
+            with suppress(PlaywrightError):
+                await self._browser.close()
+        await self._stack.aclose()
+
+    async def _launch(self, playwright: Playwright) -> Browser:
+        executable = find_browser(
+            self.options.executable, playwright_build=playwright.chromium.executable_path
+        )
+        try:
+            return await playwright.chromium.launch(
+                executable_path=executable,
+                headless=self.options.headless,
+                slow_mo=self.options.slow_mo_ms or None,
+                args=[*_QUIET_ARGS, *self.options.extra_args],
+            )
+        except PlaywrightError as exc:
+            raise BrowserNotFound(
+                f"Chromium at {executable or 'the Playwright build'} did not start: "
+                f"{str(exc).splitlines()[0][:200]}"
+            ) from exc
+
+    @property
+    def browser(self) -> Browser:
+        if self._browser is None:
+            raise RuntimeError("PlaywrightHost is used outside `async with`")
+        return self._browser
+
+    @asynccontextmanager
+    async def session(self, plan: Plan) -> AsyncIterator[PlaywrightSession]:
+        """A fresh context for one iteration, closed on every path."""
+        context = await self.browser.new_context(storage_state=self.options.storage_state)
+        try:
+            session = PlaywrightSession(context, plan)
+            await session.start()
+            yield session
+        finally:
+            # If the browser went away first, the context went with it.
+            with suppress(PlaywrightError):
+                await context.close()

@@ -1,0 +1,116 @@
+"""Targets to Playwright locators, with the rule that a target matches exactly one element.
+
+The runner never clicks "something close": no match is ``TARGET_MISSING`` naming what
+was looked for, several matches are ``TARGET_AMBIGUOUS`` naming the candidates by role
+and name (never by the values typed into them).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection
+from typing import Any, Literal
+
+from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import FrameLocator, Locator, Page
+
+from northstar.errors import TargetAmbiguous, TargetMissing
+from northstar.recipe import Target
+from northstar.redaction import redact
+
+__all__ = ["build_locator", "resolve_one"]
+
+_MAX_CANDIDATES = 5
+_CSS_HINT = re.compile(r"[#.\[\]:>\s=]")
+
+# Reads a candidate's role and accessible-ish name without its value.
+_DESCRIBE_JS = """(el) => {
+  const role = el.getAttribute('role') || el.tagName.toLowerCase();
+  const label = el.getAttribute('aria-label')
+    || (el.labels && el.labels[0] && el.labels[0].innerText)
+    || el.getAttribute('title') || el.getAttribute('alt') || el.getAttribute('name') || '';
+  const text = (el.innerText || '').trim().slice(0, 60);
+  return [role, (label || text).trim().slice(0, 60)];
+}"""
+
+
+def build_locator(page: Page, target: Target) -> Locator:
+    """The Playwright locator for a target, scoped by ``frame`` and ``within``."""
+    scope: Page | FrameLocator | Locator = page
+    if target.frame is not None:
+        scope = page.frame_locator(_frame_selector(target.frame))
+    if target.within is not None:
+        scope = _scoped(scope, target.within, page)
+    return _locate(scope, target)
+
+
+def _scoped(scope: Page | FrameLocator | Locator, within: Target, page: Page) -> Locator:
+    if within.frame is not None and not isinstance(scope, FrameLocator):
+        return build_locator(page, within)
+    inner: Page | FrameLocator | Locator = scope
+    if within.within is not None:
+        inner = _scoped(scope, within.within, page)
+    return _locate(inner, within)
+
+
+def _locate(scope: Page | FrameLocator | Locator, target: Target) -> Locator:
+    if target.role is not None:
+        role: Any = target.role
+        return scope.get_by_role(role, name=target.name, exact=target.exact or None)
+    if target.label is not None:
+        return scope.get_by_label(target.label, exact=target.exact or None)
+    if target.placeholder is not None:
+        return scope.get_by_placeholder(target.placeholder, exact=target.exact or None)
+    if target.text is not None:
+        return scope.get_by_text(target.text, exact=target.exact or None)
+    if target.test_id is not None:
+        return scope.get_by_test_id(target.test_id)
+    assert target.css is not None
+    return scope.locator(target.css)
+
+
+def _frame_selector(frame: str) -> str:
+    if _CSS_HINT.search(frame) or frame.startswith("iframe"):
+        return frame
+    quoted = frame.replace('"', '\\"')
+    return f'iframe[name="{quoted}"], iframe[title="{quoted}"]'
+
+
+async def resolve_one(
+    page: Page,
+    target: Target,
+    *,
+    timeout_ms: int,
+    state: Literal["attached", "visible"] = "visible",
+    secrets: Collection[str] = (),
+) -> Locator:
+    """Wait for the target to appear, then insist that exactly one element matches."""
+    locator = build_locator(page, target)
+    try:
+        await locator.first.wait_for(state=state, timeout=timeout_ms)
+    except PlaywrightError as exc:
+        if "closed" in str(exc):
+            raise
+        raise TargetMissing(
+            f"no element matches {redact(target.describe(), secrets)} "
+            f"(waited {timeout_ms} ms for it to be {state})"
+        ) from exc
+    count = await locator.count()
+    if count > 1:
+        candidates = await _candidates(locator, count, secrets)
+        raise TargetAmbiguous(
+            f"{count} elements match {redact(target.describe(), secrets)}: {candidates}"
+        )
+    return locator
+
+
+async def _candidates(locator: Locator, count: int, secrets: Collection[str]) -> str:
+    described: list[str] = []
+    for i in range(min(count, _MAX_CANDIDATES)):
+        try:
+            role, name = await locator.nth(i).evaluate(_DESCRIBE_JS, timeout=1000)
+        except PlaywrightError:
+            continue
+        described.append(f'{role} "{redact(name, secrets)}"' if name else role)
+    more = f" and {count - _MAX_CANDIDATES} more" if count > _MAX_CANDIDATES else ""
+    return ", ".join(described) + more

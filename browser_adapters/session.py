@@ -1,0 +1,264 @@
+"""One iteration's browser context on Playwright: a page per tab role.
+
+Steps address roles, never "the active tab": each role's page is kept here by name, a
+popup is bound to its role when the opening step runs, and a page that closes is
+forgotten so that the next step on it is ``TAB_CLOSED``. Top-level navigation outside a
+role's origins is aborted by a route and reported as ``ORIGIN_BLOCKED``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from typing import Literal
+from urllib.parse import urljoin, urlsplit
+
+from playwright.async_api import BrowserContext, Locator, Page, Request, Route
+
+from browser_adapters.checks import run_check
+from browser_adapters.error_mapping import converted_errors
+from browser_adapters.locators import resolve_one
+from northstar.browser import ReadSource
+from northstar.errors import ActionFailed, NavigationFailed, OriginBlocked, TabClosed
+from northstar.plan import BoundStep, BoundTab, Plan
+from northstar.recipe import Check, Step, Target
+from northstar.redaction import redact
+from northstar.results import Evidence
+
+__all__ = ["PlaywrightSession", "foreign_origin_pattern"]
+
+
+def foreign_origin_pattern(origins: Iterable[str]) -> re.Pattern[str]:
+    """Matches http(s) URLs outside ``origins``; routed so only those requests pay a hop."""
+    allowed = "|".join(re.escape(o) for o in sorted(set(origins)))
+    return re.compile(rf"^https?://(?!(?:{allowed})(?:[/?#]|$))" if allowed else r"^https?://")
+
+
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}".lower()
+
+
+class PlaywrightSession:
+    """Implements ``northstar.browser.BrowserSession`` over one ``BrowserContext``."""
+
+    def __init__(self, context: BrowserContext, plan: Plan) -> None:
+        self._context = context
+        self._plan = plan
+        self._secrets = plan.secrets
+        self._pages: dict[str, Page] = {}
+        self._closed: set[str] = set()
+        self._blocked: dict[str, str] = {}
+        # A popup is not bound to its role until it exists; until then any role's origin.
+        self._every_origin = frozenset(o for tab in plan.tabs.values() for o in tab.origins)
+
+    async def start(self) -> None:
+        """Install the origin guard for every role's origins."""
+        if self._every_origin:
+            await self._context.route(foreign_origin_pattern(self._every_origin), self._guard)
+
+    async def _guard(self, route: Route, request: Request) -> None:
+        role = self._role_of(request)
+        allowed = self._plan.tabs[role].origins if role else self._every_origin
+        top_level = request.is_navigation_request() and request.frame.parent_frame is None
+        if top_level and _origin(request.url) not in allowed:
+            self._blocked[role or "(popup)"] = request.url
+            await route.abort("blockedbyclient")
+            return
+        await route.fallback()
+
+    def _role_of(self, request: Request) -> str | None:
+        try:
+            page = request.frame.page
+        except Exception:  # a worker's request has no page; only pages are guarded
+            return None
+        return next((role for role, p in self._pages.items() if p is page), None)
+
+    def has_tab(self, role: str) -> bool:
+        return role in self._pages
+
+    async def open_tab(self, tab: BoundTab, *, timeout_ms: int) -> Evidence:
+        assert tab.start is not None
+        page = await self._context.new_page()
+        self._bind(tab.role, page)
+        await self._navigate(tab.role, page, tab.start, timeout_ms)
+        return Evidence("tab_opened", tab.role, f"open {tab.start}", True, page.url)
+
+    def _bind(self, role: str, page: Page) -> None:
+        self._pages[role] = page
+        self._closed.discard(role)
+        page.on("close", lambda _page: self._on_close(role, _page))
+
+    def _on_close(self, role: str, page: Page) -> None:
+        if self._pages.get(role) is page:
+            del self._pages[role]
+            self._closed.add(role)
+
+    def page(self, role: str) -> Page:
+        """The role's page, or ``TAB_CLOSED`` if it was closed or never opened."""
+        if role in self._pages:
+            return self._pages[role]
+        why = "was closed" if role in self._closed else "is not open"
+        raise TabClosed(f"the tab for role {role!r} {why}", tab=role)
+
+    async def _navigate(self, role: str, page: Page, url: str, timeout_ms: int) -> None:
+        self._check_origin(role, url)
+        async with converted_errors(
+            f"goto {url}", tab=role, secrets=self._secrets, navigation=True
+        ):
+            response = await page.goto(url, timeout=timeout_ms)
+        if response is not None and response.status >= 400:
+            raise NavigationFailed(
+                f"goto {redact(url, self._secrets)}: the server answered {response.status}",
+                tab=role,
+            )
+
+    def _check_origin(self, role: str, url: str) -> None:
+        if (
+            urlsplit(url).scheme in ("http", "https")
+            and _origin(url) not in self._plan.tabs[role].origins
+        ):
+            raise OriginBlocked(
+                f"{redact(url, self._secrets)} is outside the origins of tab {role!r}", tab=role
+            )
+
+    async def perform(self, step: BoundStep) -> tuple[Evidence, ...]:
+        page = self.page(step.tab)
+        self._blocked.pop(step.tab, None)
+        if step.opens_tab is None:
+            await self._act(page, step)
+            self._raise_if_blocked(step.tab)
+            return ()
+        async with converted_errors(f"{step.id} opening tab {step.opens_tab!r}", tab=step.tab):
+            async with page.expect_popup(timeout=step.timeout_ms) as popup_info:
+                await self._act(page, step)
+            popup = await popup_info.value
+        self._bind(step.opens_tab, popup)
+        async with converted_errors("popup load", tab=step.opens_tab, navigation=True):
+            await popup.wait_for_load_state("domcontentloaded", timeout=step.timeout_ms)
+        self._raise_if_blocked("(popup)", role=step.opens_tab)
+        return (Evidence("tab_opened", step.opens_tab, f"popup of {step.id}", True, popup.url),)
+
+    def _raise_if_blocked(self, key: str, *, role: str | None = None) -> None:
+        url = self._blocked.pop(key, None) or self._blocked.pop(role or key, None)
+        if url is not None:
+            raise OriginBlocked(
+                f"navigation to {redact(url, self._secrets)} was blocked: not an allowed origin",
+                tab=role or key,
+            )
+
+    async def _act(self, page: Page, step: BoundStep) -> None:
+        body = step.step
+        if body.goto is not None:
+            await self._navigate(step.tab, page, urljoin(page.url, body.goto), step.timeout_ms)
+            return
+        if body.press is not None and body.press.target is None:
+            async with converted_errors(f"press {body.press.key}", tab=step.tab):
+                await page.keyboard.press(body.press.key)
+            return
+        target, action = _target_action(body)
+        state: Literal["attached", "visible"] = "attached" if body.upload else "visible"
+        locator = await resolve_one(
+            page, target, timeout_ms=step.timeout_ms, state=state, secrets=self._secrets
+        )
+        what = f"{step.kind} {redact(target.describe(), self._secrets)}"
+        async with converted_errors(what, tab=step.tab, secrets=self._secrets):
+            await action(locator, step.timeout_ms)
+
+    async def check(self, check: Check, *, tab: str, timeout_ms: int) -> Evidence:
+        page = self.page(tab)
+        what = redact(check.describe(), self._secrets)
+        async with converted_errors(what, tab=tab, secrets=self._secrets):
+            evidence = await run_check(
+                page, check, tab=tab, timeout_ms=timeout_ms, secrets=self._secrets
+            )
+        self._raise_if_blocked(tab)
+        return evidence
+
+    async def read(
+        self,
+        source: ReadSource,
+        *,
+        tab: str,
+        target: Target | None,
+        attribute: str | None,
+        timeout_ms: int,
+    ) -> str:
+        page = self.page(tab)
+        if source == "url":
+            return page.url
+        async with converted_errors(f"read {source}", tab=tab, secrets=self._secrets):
+            if source == "title":
+                return await page.title()
+            assert target is not None
+            locator = await resolve_one(
+                page, target, timeout_ms=timeout_ms, state="attached", secrets=self._secrets
+            )
+            return await _read_locator(locator, source, attribute, timeout_ms)
+
+    async def screenshot(self, tab: str) -> bytes | None:
+        page = self._pages.get(tab)
+        if page is None:
+            return None
+        async with converted_errors("screenshot", tab=tab):
+            return await page.screenshot(timeout=5000)
+
+    def pages(self) -> Mapping[str, Page]:
+        """The open pages by role (for observation capture and debugging aids)."""
+        return dict(self._pages)
+
+
+async def _read_locator(
+    locator: Locator, source: ReadSource, attribute: str | None, timeout_ms: int
+) -> str:
+    if source == "text":
+        return (await locator.inner_text(timeout=timeout_ms)).strip()
+    if source == "value":
+        return await locator.input_value(timeout=timeout_ms)
+    value = await locator.get_attribute(attribute or "", timeout=timeout_ms)
+    if value is None:
+        raise ActionFailed(f"the element has no attribute {attribute!r}")
+    return value
+
+
+LocatorAction = Callable[[Locator, int], Awaitable[None]]
+
+
+def _target_action(body: Step) -> tuple[Target, LocatorAction]:
+    """The target of an action step and a coroutine that performs it on a locator."""
+    if body.click is not None:
+        click = body.click
+        return click.target, lambda loc, t: loc.click(
+            button=click.button, click_count=click.count, timeout=t
+        )
+    if body.fill is not None:
+        value = body.fill.value
+        return body.fill.target, lambda loc, t: loc.fill(value, timeout=t)
+    if body.select is not None:
+        return body.select.target, _select(body)
+    if body.check is not None:
+        return body.check.target, lambda loc, t: loc.check(timeout=t)
+    if body.uncheck is not None:
+        return body.uncheck.target, lambda loc, t: loc.uncheck(timeout=t)
+    if body.hover is not None:
+        return body.hover.target, lambda loc, t: loc.hover(timeout=t)
+    if body.upload is not None:
+        files = list(body.upload.files)
+        return body.upload.target, lambda loc, t: loc.set_input_files(files, timeout=t)
+    if body.press is not None and body.press.target is not None:
+        key = body.press.key
+        return body.press.target, lambda loc, t: loc.press(key, timeout=t)
+    raise ActionFailed(f"step kind {body.kind!r} is not an action")
+
+
+def _select(body: Step) -> LocatorAction:
+    assert body.select is not None
+    select = body.select
+
+    async def choose(loc: Locator, timeout: int) -> None:
+        if select.label is not None:
+            await loc.select_option(label=select.label, timeout=timeout)
+        else:
+            await loc.select_option(select.values or select.value, timeout=timeout)
+
+    return choose

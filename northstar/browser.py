@@ -1,0 +1,63 @@
+"""The protocol a browser adapter implements; the core depends on nothing else.
+
+The runner asks a ``BrowserHost`` for one ``BrowserSession`` per iteration and drives it
+step by step. Adapters convert their library's errors to ``NorthstarError``s, so the core
+only ever sees stable codes. ``browser_adapters.playwright`` is the real implementation.
+"""
+
+from __future__ import annotations
+
+from contextlib import AbstractAsyncContextManager
+from typing import Literal, Protocol
+
+from northstar.plan import BoundStep, BoundTab, Plan
+from northstar.recipe import Check, Target
+from northstar.results import Evidence
+
+__all__ = ["BrowserHost", "BrowserSession", "ReadSource"]
+
+ReadSource = Literal["url", "text", "attribute", "value", "title"]
+
+
+class BrowserSession(Protocol):
+    """One iteration's browser context: one page per opened tab role."""
+
+    def has_tab(self, role: str) -> bool:
+        """Whether the role's page is open in this session."""
+        ...
+
+    async def open_tab(self, tab: BoundTab, *, timeout_ms: int) -> Evidence:
+        """Open a page for a ``start`` role and load its destination."""
+        ...
+
+    async def perform(self, step: BoundStep) -> tuple[Evidence, ...]:
+        """Run an action step; when ``step.opens_tab`` is set, bind the popup to that role."""
+        ...
+
+    async def check(self, check: Check, *, tab: str, timeout_ms: int) -> Evidence:
+        """Wait until the check holds (auto-waiting) or raise ``ExpectationFailed``."""
+        ...
+
+    async def read(
+        self,
+        source: ReadSource,
+        *,
+        tab: str,
+        target: Target | None,
+        attribute: str | None,
+        timeout_ms: int,
+    ) -> str:
+        """Read a value from a tab: its URL or title, or a target's text, attribute or value."""
+        ...
+
+    async def screenshot(self, tab: str) -> bytes | None:
+        """A PNG of the role's page, or ``None`` if it is not open."""
+        ...
+
+
+class BrowserHost(Protocol):
+    """Owns the browser for a run; hands out one session per iteration."""
+
+    def session(self, plan: Plan) -> AbstractAsyncContextManager[BrowserSession]:
+        """A fresh context for one iteration, closed on every path."""
+        ...

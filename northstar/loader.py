@@ -1,0 +1,194 @@
+"""Load a recipe file into a validated ``Recipe``, with errors that point at the line.
+
+YAML is composed into nodes first, so every value keeps its line and column; a schema
+error from pydantic is then mapped back to the place in the file and to a field path such
+as ``steps[3].click.target``. Every failure is a ``RecipeInvalid``, never a pydantic dump.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from northstar import recipe as recipe_models
+from northstar.errors import RecipeInvalid
+from northstar.recipe import Recipe
+
+__all__ = ["format_path", "load_recipe", "parse_recipe"]
+
+Loc = tuple[str | int, ...]
+_MAX_DEPTH = 64
+
+
+def load_recipe(path: str | Path) -> Recipe:
+    """Read and validate the recipe at ``path``."""
+    file = Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise RecipeInvalid(
+            f"no recipe file at {file}", file=str(file), fix="Check the path to the recipe."
+        ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RecipeInvalid(
+            f"cannot read the recipe: {exc.__class__.__name__}",
+            file=str(file),
+            fix="Save the recipe as a readable UTF-8 text file.",
+        ) from exc
+    return parse_recipe(text, source=str(file))
+
+
+def parse_recipe(text: str, *, source: str = "<recipe>") -> Recipe:
+    """Validate recipe YAML text; ``source`` names it in errors."""
+    data, positions = _compose(text, source)
+    if not isinstance(data, dict):
+        raise RecipeInvalid(
+            "the recipe must be a mapping with name, tabs and steps",
+            file=source,
+            line=1,
+            column=1,
+            fix="Start the file with `name: my-recipe`; see `northstar schema`.",
+        )
+    try:
+        return Recipe.model_validate(data)
+    except ValidationError as exc:
+        raise _schema_error(exc, positions, source) from None
+    except RecursionError:
+        raise RecipeInvalid("the recipe nests too deeply", file=source) from None
+
+
+def format_path(loc: Sequence[str | int]) -> str:
+    """``('steps', 3, 'click', 'target')`` -> ``steps[3].click.target``."""
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + part
+    return out or "(top level)"
+
+
+def _compose(text: str, source: str) -> tuple[Any, dict[Loc, tuple[int, int]]]:
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        positions: dict[Loc, tuple[int, int]] = {}
+        data = _to_data(loader, node, (), positions) if node is not None else None
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        raise RecipeInvalid(
+            f"YAML syntax error: {exc.problem or exc.context}",
+            file=source,
+            line=mark.line + 1 if mark else None,
+            column=mark.column + 1 if mark else None,
+            fix="Fix the YAML at that position (indentation, a missing colon or quote).",
+        ) from None
+    except yaml.YAMLError as exc:
+        raise RecipeInvalid(f"YAML error: {exc}", file=source) from None
+    finally:
+        loader.dispose()
+    return data, positions
+
+
+def _to_data(
+    loader: yaml.SafeLoader, node: yaml.Node, loc: Loc, positions: dict[Loc, tuple[int, int]]
+) -> Any:
+    """Build plain data from a YAML node, remembering where each path came from."""
+    positions.setdefault(loc, (node.start_mark.line + 1, node.start_mark.column + 1))
+    if len(loc) > _MAX_DEPTH:
+        raise _yaml_problem("the document nests too deeply (or refers to itself)", node)
+    if isinstance(node, yaml.MappingNode):
+        return _mapping(loader, node, loc, positions)
+    if isinstance(node, yaml.SequenceNode):
+        return [_to_data(loader, item, (*loc, i), positions) for i, item in enumerate(node.value)]
+    return loader.construct_object(node, deep=True)
+
+
+def _mapping(
+    loader: yaml.SafeLoader,
+    node: yaml.MappingNode,
+    loc: Loc,
+    positions: dict[Loc, tuple[int, int]],
+) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        if not isinstance(key, str):
+            raise _yaml_problem(f"a key must be text, not {key!r}", key_node)
+        if key == "<<":
+            raise _yaml_problem("merge keys (<<) are not supported in recipes", key_node)
+        if key in out:
+            raise _yaml_problem(f"duplicate key {key!r}", key_node)
+        positions[(*loc, key)] = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
+        out[key] = _to_data(loader, value_node, (*loc, key), positions)
+    return out
+
+
+def _yaml_problem(problem: str, node: yaml.Node) -> yaml.MarkedYAMLError:
+    return yaml.MarkedYAMLError(problem=problem, problem_mark=node.start_mark)
+
+
+def _schema_error(
+    exc: ValidationError, positions: dict[Loc, tuple[int, int]], source: str
+) -> RecipeInvalid:
+    errors = exc.errors(include_url=False, include_input=False)
+    first = errors[0]
+    loc: Loc = tuple(first["loc"])
+    line, column = _nearest_position(loc, positions)
+    message = _describe(first)
+    if len(errors) > 1:
+        message += f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})"
+    return RecipeInvalid(
+        f"{format_path(loc)}: {message}",
+        file=source,
+        line=line,
+        column=column,
+        path=format_path(loc),
+        fix=_fix_for(first),
+    )
+
+
+def _nearest_position(loc: Loc, positions: dict[Loc, tuple[int, int]]) -> tuple[int, int]:
+    for end in range(len(loc), -1, -1):
+        if loc[:end] in positions:
+            return positions[loc[:end]]
+    return (1, 1)
+
+
+def _describe(error: Any) -> str:
+    kind = error["type"]
+    loc = error["loc"]
+    if kind == "extra_forbidden":
+        hint = _closest_field(str(loc[-1]))
+        return f"unknown field `{loc[-1]}`" + (f"; did you mean `{hint}`?" if hint else "")
+    if kind == "missing":
+        return f"missing field `{loc[-1]}`"
+    message = str(error["msg"])
+    return message.removeprefix("Value error, ").removeprefix("Assertion failed, ")
+
+
+def _fix_for(error: Any) -> str:
+    if error["type"] == "extra_forbidden":
+        return "Remove or rename the field; `northstar schema` lists the allowed ones."
+    if error["type"] == "missing":
+        return "Add the missing field."
+    return "Correct the value at that path; `northstar schema` shows the format."
+
+
+def _closest_field(name: str) -> str | None:
+    match = difflib.get_close_matches(name, sorted(_known_fields()), n=1, cutoff=0.7)
+    return match[0] if match else None
+
+
+def _known_fields() -> set[str]:
+    fields: set[str] = set()
+    for obj in vars(recipe_models).values():
+        if isinstance(obj, type) and issubclass(obj, BaseModel):
+            for field_name, info in obj.model_fields.items():
+                fields.add(info.alias or field_name)
+    return fields

@@ -1,0 +1,142 @@
+"""Parameter values: coerce raw input to each parameter's declared type, or say why not.
+
+Values arrive as text from the command line and CSV rows, or typed from JSON. Coercion
+is strict about meaning (``"1.5"`` is no integer, ``"maybe"`` no boolean) and errors name
+the parameter and, for batch input, the row, never a secret value.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from northstar.errors import ParamInvalid, ParamMissing
+from northstar.recipe import Param
+
+__all__ = ["BUILTIN_NAMES", "coerce_params", "file_digest", "params_fingerprint"]
+
+BUILTIN_NAMES = frozenset({"base_url", "iteration"})
+_TRUE = {"true", "yes", "1", "on"}
+_FALSE = {"false", "no", "0", "off"}
+
+
+def coerce_params(
+    specs: Mapping[str, Param], raw: Mapping[str, Any], *, row: int | None = None
+) -> dict[str, Any]:
+    """Typed values for every declared parameter (defaults filled in, unknown names refused)."""
+    unknown = sorted(set(raw) - set(specs) - BUILTIN_NAMES)
+    if unknown:
+        raise ParamInvalid(
+            f"{_where(row)}unknown parameter {unknown[0]!r}",
+            fix=f"Declared parameters: {', '.join(sorted(specs)) or 'none'}.",
+        )
+    values: dict[str, Any] = {}
+    for name, spec in specs.items():
+        if name in raw and raw[name] is not None and raw[name] != "":
+            values[name] = _coerce(name, spec, raw[name], row)
+        elif spec.required:
+            raise ParamMissing(f"{_where(row)}parameter {name!r} is required")
+        elif spec.default is not None:
+            values[name] = _coerce(name, spec, spec.default, row)
+        else:
+            values[name] = "" if spec.type in ("string", "enum") else None
+    return values
+
+
+def _where(row: int | None) -> str:
+    return f"row {row}: " if row is not None else ""
+
+
+def _coerce(name: str, spec: Param, value: Any, row: int | None) -> Any:
+    try:
+        return _CONVERTERS[spec.type](value, spec)
+    except (ValueError, TypeError) as exc:
+        shown = "(secret)" if spec.secret else repr(value)
+        raise ParamInvalid(
+            f"{_where(row)}parameter {name!r} must be {spec.type}, got {shown}: {exc}",
+            fix=f"Pass a {spec.type} value for {name!r}.",
+        ) from None
+
+
+def _to_string(value: Any, spec: Param) -> str:
+    if isinstance(value, bool | dict | list):
+        raise TypeError("not text")
+    return str(value)
+
+
+def _to_integer(value: Any, spec: Param) -> int:
+    if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
+        raise ValueError("not a whole number")
+    if isinstance(value, int | float):
+        return int(value)
+    if isinstance(value, str):
+        return int(value.strip())
+    raise TypeError("not a whole number")
+
+
+def _to_number(value: Any, spec: Param) -> float:
+    if isinstance(value, bool):
+        raise TypeError("not a number")
+    if isinstance(value, int | float | str):
+        return float(value)
+    raise TypeError("not a number")
+
+
+def _to_boolean(value: Any, spec: Param) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in _TRUE:
+        return True
+    if text in _FALSE:
+        return False
+    raise ValueError("use true or false")
+
+
+def _to_enum(value: Any, spec: Param) -> str:
+    text = _to_string(value, spec)
+    if text not in (spec.choices or []):
+        raise ValueError(f"choose one of {', '.join(spec.choices or [])}")
+    return text
+
+
+def _to_file(value: Any, spec: Param) -> str:
+    path = Path(_to_string(value, spec)).expanduser()
+    if not path.is_file():
+        raise ValueError("no such file")
+    return str(path.resolve())
+
+
+_CONVERTERS = {
+    "string": _to_string,
+    "integer": _to_integer,
+    "number": _to_number,
+    "boolean": _to_boolean,
+    "enum": _to_enum,
+    "file": _to_file,
+}
+
+
+def file_digest(path: str | Path) -> str:
+    """sha256 of a selected file's bytes, so a run notices when the file changes."""
+    digest = hashlib.sha256()
+    with Path(path).open("rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 16), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def params_fingerprint(specs: Mapping[str, Param], values: Mapping[str, Any]) -> str:
+    """A digest of the values with each secret replaced by its own digest first."""
+    safe = {
+        name: (_secret_digest(value) if specs.get(name, Param()).secret else value)
+        for name, value in sorted(values.items())
+    }
+    return hashlib.sha256(json.dumps(safe, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def _secret_digest(value: Any) -> str:
+    return "sha256:" + hashlib.sha256(str(value).encode()).hexdigest()

@@ -1,0 +1,90 @@
+"""What an iteration produced: step results, evidence, outputs and the verdict.
+
+Plain frozen data, so the runner's decisions can be tested without a browser and results
+can be written to the journal and to JSON unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
+from typing import Any
+
+__all__ = ["Evidence", "IterationResult", "IterationState", "StepResult", "StepStatus"]
+
+
+class StepStatus(StrEnum):
+    PENDING = "pending"
+    RUNNING = "running"
+    PASSED = "passed"
+    FAILED = "failed"
+    SKIPPED = "skipped"
+
+
+class IterationState(StrEnum):
+    """``pending -> running -> verified | failed | needs_review | unknown | stopped``."""
+
+    PENDING = "pending"
+    RUNNING = "running"
+    VERIFIED = "verified"
+    FAILED = "failed"
+    NEEDS_REVIEW = "needs_review"
+    UNKNOWN = "unknown"
+    STOPPED = "stopped"
+
+    @property
+    def is_final(self) -> bool:
+        return self not in (IterationState.PENDING, IterationState.RUNNING)
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """One thing that was checked on a page, and what was found."""
+
+    kind: str
+    tab: str
+    expected: str
+    passed: bool
+    found: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class StepResult:
+    step_id: str
+    tab: str
+    kind: str
+    status: StepStatus
+    duration_ms: float = 0.0
+    evidence: tuple[Evidence, ...] = ()
+    error: Mapping[str, Any] | None = None
+    attempts: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class IterationResult:
+    """The verdict of one iteration; ``verified`` is true only in state ``verified``."""
+
+    iteration: int
+    state: IterationState
+    steps: tuple[StepResult, ...] = ()
+    outputs: Mapping[str, str] = field(default_factory=dict)
+    duration_ms: float = 0.0
+    reason_code: str | None = None
+    reason: str | None = None
+    failing_step: str | None = None
+    model_calls: int | None = None
+
+    @property
+    def verified(self) -> bool:
+        return self.state is IterationState.VERIFIED
+
+    @property
+    def evidence_count(self) -> int:
+        return sum(len(s.evidence) for s in self.steps)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["verified"] = self.verified
+        out["evidence_count"] = self.evidence_count
+        return out

@@ -1,0 +1,296 @@
+"""ProgramRunner: one iteration of a plan against a browser session, step by step.
+
+The runner knows the order of things (open the role's tab, act, check the step's
+expectations, then ``done_when`` and outputs) and turns every ``NorthstarError`` into a
+recorded step failure. It never retries a submission and never clicks "something close":
+the adapter raises, the runner records, the iteration is not verified.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from typing import Protocol
+
+import structlog
+
+from northstar.browser import BrowserHost, BrowserSession
+from northstar.errors import ExpectationFailed, NorthstarError, OutcomeUnknown, TabClosed
+from northstar.plan import BoundStep, Plan
+from northstar.recipe import Check, FieldValueCheck
+from northstar.results import Evidence, IterationResult, IterationState, StepResult, StepStatus
+
+__all__ = ["IterationRecorder", "NullRecorder", "ProgramRunner", "apply_regex"]
+
+log = structlog.get_logger("northstar.runner")
+
+
+class IterationRecorder(Protocol):
+    """Where the runner reports progress; the journal implements it durably."""
+
+    def step_started(self, plan: Plan, step: BoundStep) -> None: ...
+
+    def submit_in_flight(self, plan: Plan, step: BoundStep) -> None:
+        """Called before a submitting action; must be durable when it returns."""
+        ...
+
+    def submit_dispatched(self, plan: Plan, step: BoundStep) -> None: ...
+
+    def step_finished(self, plan: Plan, result: StepResult) -> None: ...
+
+
+class NullRecorder:
+    """Records nothing (a single iteration run without a journal)."""
+
+    def step_started(self, plan: Plan, step: BoundStep) -> None:
+        return None
+
+    def submit_in_flight(self, plan: Plan, step: BoundStep) -> None:
+        return None
+
+    def submit_dispatched(self, plan: Plan, step: BoundStep) -> None:
+        return None
+
+    def step_finished(self, plan: Plan, result: StepResult) -> None:
+        return None
+
+
+class _StepFailed(Exception):
+    """Internal: carries a finished failing step out of the step loop."""
+
+    def __init__(self, result: StepResult, error: NorthstarError, state: IterationState) -> None:
+        super().__init__(error.message)
+        self.result = result
+        self.error = error
+        self.state = state
+
+
+class ProgramRunner:
+    """Runs one iteration of a plan and returns its ``IterationResult``."""
+
+    def __init__(
+        self,
+        host: BrowserHost,
+        *,
+        recorder: IterationRecorder | None = None,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._host = host
+        self._recorder = recorder or NullRecorder()
+        self._monotonic = monotonic
+
+    async def run_iteration(self, plan: Plan) -> IterationResult:
+        """Execute every step, then ``done_when`` and outputs; never raises a NorthstarError."""
+        started = self._monotonic()
+        results: list[StepResult] = []
+        try:
+            async with self._host.session(plan) as session:
+                for step in plan.steps:
+                    results.append(await self._run_step(session, plan, step))
+                results.append(await self._check_done(session, plan))
+                outputs = await self._read_outputs(session, plan)
+        except _StepFailed as failed:
+            results.append(failed.result)
+            return self._failed(plan, results, failed, started)
+        except NorthstarError as exc:  # the session itself failed to start or close
+            return self._verdict(plan, results, IterationState.FAILED, started, error=exc)
+        return self._verdict(plan, results, IterationState.VERIFIED, started, outputs=outputs)
+
+    async def _run_step(self, session: BrowserSession, plan: Plan, step: BoundStep) -> StepResult:
+        self._recorder.step_started(plan, step)
+        log.debug("step_started", step=step.id, tab=step.tab, kind=step.kind)
+        started = self._monotonic()
+        evidence: list[Evidence] = []
+        dispatched = False
+        try:
+            evidence.extend(await self._ensure_tab(session, plan, step))
+            if step.is_passive:
+                evidence.extend(await self._passive(session, step))
+            else:
+                if step.is_submit:
+                    self._recorder.submit_in_flight(plan, step)
+                evidence.extend(await session.perform(step))
+                dispatched = step.is_submit
+                if dispatched:
+                    self._recorder.submit_dispatched(plan, step)
+            for check in step.step.expect:
+                tab = check.tab or step.tab
+                evidence.append(await session.check(check, tab=tab, timeout_ms=step.timeout_ms))
+        except NorthstarError as exc:
+            exc.with_context(step=step.id, tab=step.tab, iteration=plan.iteration)
+            result = self._step_result(step, StepStatus.FAILED, started, evidence, exc)
+            self._recorder.step_finished(plan, result)
+            raise _StepFailed(result, *_after_dispatch(exc, dispatched, step)) from exc
+        result = self._step_result(step, StepStatus.PASSED, started, evidence)
+        self._recorder.step_finished(plan, result)
+        return result
+
+    async def _ensure_tab(
+        self, session: BrowserSession, plan: Plan, step: BoundStep
+    ) -> tuple[Evidence, ...]:
+        if session.has_tab(step.tab):
+            return ()
+        tab = plan.tabs[step.tab]
+        if tab.start is None:
+            raise TabClosed(
+                f"tab {step.tab!r} is not open; step {tab.opened_by!r} should have opened it",
+                fix="Check that the opening step really opens a popup.",
+            )
+        return (await session.open_tab(tab, timeout_ms=step.timeout_ms),)
+
+    async def _passive(self, session: BrowserSession, step: BoundStep) -> tuple[Evidence, ...]:
+        body = step.step
+        if body.wait_for is not None or body.verify_outcome is not None:
+            check = body.wait_for or body.verify_outcome
+            assert check is not None
+            return (
+                await session.check(check, tab=check.tab or step.tab, timeout_ms=step.timeout_ms),
+            )
+        if body.verify_field is not None:
+            return (
+                await session.check(
+                    _field_check(body.verify_field), tab=step.tab, timeout_ms=step.timeout_ms
+                ),
+            )
+        return ()  # extract is read after the check phase, see _extracted
+
+    async def _check_done(self, session: BrowserSession, plan: Plan) -> StepResult:
+        """``done_when`` as a pseudo-step, so it is journaled and reported like one."""
+        started = self._monotonic()
+        evidence: list[Evidence] = []
+        try:
+            for check in plan.done_when:
+                tab = check.tab or ""
+                if not session.has_tab(tab):
+                    raise TabClosed(f"tab {tab!r} is not open for done_when", tab=tab)
+                evidence.append(
+                    await session.check(check, tab=tab, timeout_ms=plan.default_timeout_ms)
+                )
+        except NorthstarError as exc:
+            exc.with_context(step="done_when", iteration=plan.iteration)
+            result = StepResult(
+                "done_when",
+                "",
+                "done_when",
+                StepStatus.FAILED,
+                self._elapsed_ms(started),
+                tuple(evidence),
+                exc.to_dict(),
+            )
+            raise _StepFailed(result, exc, IterationState.FAILED) from exc
+        return StepResult(
+            "done_when",
+            "",
+            "done_when",
+            StepStatus.PASSED,
+            self._elapsed_ms(started),
+            tuple(evidence),
+        )
+
+    async def _read_outputs(self, session: BrowserSession, plan: Plan) -> dict[str, str]:
+        outputs: dict[str, str] = {}
+        try:
+            for step in plan.steps:
+                extract = step.step.extract
+                if extract is not None:
+                    raw = await session.read(
+                        extract.source,
+                        tab=step.tab,
+                        target=extract.target,
+                        attribute=extract.attribute,
+                        timeout_ms=step.timeout_ms,
+                    )
+                    outputs[extract.as_] = apply_regex(raw, extract.regex, extract.as_)
+            for name, output in plan.outputs:
+                raw = await session.read(
+                    output.source,
+                    tab=output.tab,
+                    target=output.target,
+                    attribute=output.attribute,
+                    timeout_ms=plan.default_timeout_ms,
+                )
+                outputs[name] = apply_regex(raw, output.regex, name)
+        except NorthstarError as exc:
+            exc.with_context(step="outputs", iteration=plan.iteration)
+            result = StepResult("outputs", "", "outputs", StepStatus.FAILED, 0.0, (), exc.to_dict())
+            raise _StepFailed(result, exc, IterationState.FAILED) from exc
+        return outputs
+
+    def _step_result(
+        self,
+        step: BoundStep,
+        status: StepStatus,
+        started: float,
+        evidence: list[Evidence],
+        error: NorthstarError | None = None,
+    ) -> StepResult:
+        return StepResult(
+            step_id=step.id,
+            tab=step.tab,
+            kind=step.kind,
+            status=status,
+            duration_ms=self._elapsed_ms(started),
+            evidence=tuple(evidence),
+            error=error.to_dict() if error else None,
+        )
+
+    def _elapsed_ms(self, started: float) -> float:
+        return round((self._monotonic() - started) * 1000, 3)
+
+    def _failed(
+        self, plan: Plan, results: list[StepResult], failed: _StepFailed, started: float
+    ) -> IterationResult:
+        return self._verdict(plan, results, failed.state, started, error=failed.error)
+
+    def _verdict(
+        self,
+        plan: Plan,
+        results: list[StepResult],
+        state: IterationState,
+        started: float,
+        *,
+        outputs: dict[str, str] | None = None,
+        error: NorthstarError | None = None,
+    ) -> IterationResult:
+        return IterationResult(
+            iteration=plan.iteration,
+            state=state,
+            steps=tuple(results),
+            outputs=outputs or {},
+            duration_ms=self._elapsed_ms(started),
+            reason_code=error.code if error else None,
+            reason=error.message if error else None,
+            failing_step=error.context.get("step") if error else None,
+        )
+
+
+def _after_dispatch(
+    error: NorthstarError, dispatched: bool, step: BoundStep
+) -> tuple[NorthstarError, IterationState]:
+    """A failure after a submission was dispatched leaves its outcome unknown."""
+    if not dispatched:
+        return error, IterationState.FAILED
+    unknown = OutcomeUnknown(
+        f"the submission was dispatched but its outcome could not be verified ({error.code})",
+        step=step.id,
+        tab=step.tab,
+    )
+    return unknown, IterationState.UNKNOWN
+
+
+def _field_check(body: FieldValueCheck) -> Check:
+    return Check(value=body)
+
+
+def apply_regex(raw: str, pattern: str | None, name: str) -> str:
+    """The first group (or the whole match) of ``pattern`` in ``raw``; no match fails."""
+    if pattern is None:
+        return raw
+    match = re.search(pattern, raw)
+    if match is None:
+        raise ExpectationFailed(
+            f"output {name!r}: the pattern {pattern!r} did not match the value read",
+            fix="Check the output's regex against the page.",
+        )
+    return match.group(1) if match.groups() else match.group(0)
