@@ -8,7 +8,8 @@ only ever sees stable codes. ``browser_adapters.playwright`` is the real impleme
 from __future__ import annotations
 
 from contextlib import AbstractAsyncContextManager
-from typing import Literal, Protocol
+from types import TracebackType
+from typing import Literal, Protocol, Self
 
 from northstar.plan import BoundStep, BoundTab, Plan
 from northstar.recipe import Check, Target
@@ -56,7 +57,19 @@ class BrowserSession(Protocol):
 
 
 class BrowserHost(Protocol):
-    """Owns the browser for a run; hands out one session per iteration."""
+    """Owns the browser for a run; hands out one session per iteration.
+
+    Used as ``async with host:`` so the browser is closed on every path.
+    """
+
+    async def __aenter__(self) -> Self: ...
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None: ...
 
     def session(self, plan: Plan) -> AbstractAsyncContextManager[BrowserSession]:
         """A fresh context for one iteration, closed on every path."""

@@ -24,9 +24,17 @@ _FALSE = {"false", "no", "0", "off"}
 
 
 def coerce_params(
-    specs: Mapping[str, Param], raw: Mapping[str, Any], *, row: int | None = None
+    specs: Mapping[str, Param],
+    raw: Mapping[str, Any],
+    *,
+    row: int | None = None,
+    recipe_dir: Path | None = None,
 ) -> dict[str, Any]:
-    """Typed values for every declared parameter (defaults filled in, unknown names refused)."""
+    """Typed values for every declared parameter (defaults filled in, unknown names refused).
+
+    A relative file path given by a person is read from the current directory; a file
+    param's default is written in the recipe, so it is read from the recipe's folder.
+    """
     unknown = sorted(set(raw) - set(specs) - BUILTIN_NAMES)
     if unknown:
         raise ParamInvalid(
@@ -40,7 +48,10 @@ def coerce_params(
         elif spec.required:
             raise ParamMissing(f"{_where(row)}parameter {name!r} is required")
         elif spec.default is not None:
-            values[name] = _coerce(name, spec, spec.default, row)
+            default = spec.default
+            if spec.type == "file" and recipe_dir is not None:
+                default = str(recipe_dir / str(default))
+            values[name] = _coerce(name, spec, default, row)
         else:
             values[name] = "" if spec.type in ("string", "enum") else None
     return values

@@ -1,0 +1,59 @@
+"""Shared fixtures: the fixture site on 127.0.0.1 and one headless Chromium per test session.
+
+Browser tests use the real Playwright adapter against the project's own pages; nothing
+here reaches the internet. The site and the browser are started once per session and
+stopped by these fixtures; ``site.reset()`` runs before each test that uses the site.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fixtures.site_server import FixtureSite
+from northstar.compiler import bind, prepare
+from northstar.loader import parse_recipe
+from northstar.params import coerce_params
+from northstar.plan import Plan
+
+REPO = Path(__file__).resolve().parent.parent
+RECIPES = REPO / "recipes"
+
+
+@pytest.fixture(scope="session")
+def site_server() -> Iterator[FixtureSite]:
+    with FixtureSite() as site:
+        yield site
+
+
+@pytest.fixture
+def site(site_server: FixtureSite) -> FixtureSite:
+    """The fixture site with its counters, sessions and faults cleared."""
+    site_server.reset()
+    return site_server
+
+
+@pytest.fixture(scope="session")
+async def host() -> AsyncIterator[Any]:
+    """One real headless Chromium for the whole session (a fresh context per iteration)."""
+    from browser_adapters import BrowserOptions, PlaywrightHost
+
+    async with PlaywrightHost(BrowserOptions()) as started:
+        yield started
+
+
+def make_plan(
+    recipe_text: str,
+    params: Mapping[str, Any] | None = None,
+    *,
+    base_url: str | None = None,
+    iteration: int = 1,
+    source: str = "<test>",
+) -> Plan:
+    """Parse, check and bind a recipe written inline in a test."""
+    compiled = prepare(parse_recipe(recipe_text, source=source), source=source)
+    values = coerce_params(compiled.recipe.params, params or {})
+    return bind(compiled, values, base_url=base_url, iteration=iteration)
