@@ -65,9 +65,10 @@ def _coerce(name: str, spec: Param, value: Any, row: int | None) -> Any:
     try:
         return _CONVERTERS[spec.type](value, spec)
     except (ValueError, TypeError) as exc:
-        shown = "(secret)" if spec.secret else repr(value)
+        # A converter's message may quote the value, so a secret gets none of it.
+        detail = "(secret value not shown)" if spec.secret else f"got {value!r}: {exc}"
         raise ParamInvalid(
-            f"{_where(row)}parameter {name!r} must be {spec.type}, got {shown}: {exc}",
+            f"{_where(row)}parameter {name!r} must be {spec.type}, {detail}",
             fix=f"Pass a {spec.type} value for {name!r}.",
         ) from None
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Protocol
 
 import structlog
@@ -56,6 +56,10 @@ class NullRecorder:
         return None
 
 
+class _StopRequested(Exception):
+    """Internal: a stop was requested; no further step starts."""
+
+
 class _StepFailed(Exception):
     """Internal: carries a finished failing step out of the step loop."""
 
@@ -75,10 +79,14 @@ class ProgramRunner:
         *,
         recorder: IterationRecorder | None = None,
         monotonic: Callable[[], float] = time.monotonic,
+        should_stop: Callable[[], bool] = lambda: False,
+        on_failure: Callable[[Plan, Mapping[str, bytes]], None] | None = None,
     ) -> None:
         self._host = host
         self._recorder = recorder or NullRecorder()
         self._monotonic = monotonic
+        self._should_stop = should_stop
+        self._on_failure = on_failure
 
     async def run_iteration(self, plan: Plan) -> IterationResult:
         """Execute every step, then ``done_when`` and outputs; never raises a NorthstarError."""
@@ -86,16 +94,44 @@ class ProgramRunner:
         results: list[StepResult] = []
         try:
             async with self._host.session(plan) as session:
-                for step in plan.steps:
-                    results.append(await self._run_step(session, plan, step))
-                results.append(await self._check_done(session, plan))
-                outputs = await self._read_outputs(session, plan)
+                try:
+                    outputs = await self._run_all(session, plan, results)
+                except _StepFailed:
+                    await self._capture_failure(session, plan)
+                    raise
         except _StepFailed as failed:
             results.append(failed.result)
-            return self._failed(plan, results, failed, started)
+            return self._verdict(plan, results, failed.state, started, error=failed.error)
+        except _StopRequested:
+            return self._verdict(plan, results, IterationState.STOPPED, started, stopped=True)
         except NorthstarError as exc:  # the session itself failed to start or close
             return self._verdict(plan, results, IterationState.FAILED, started, error=exc)
         return self._verdict(plan, results, IterationState.VERIFIED, started, outputs=outputs)
+
+    async def _run_all(
+        self, session: BrowserSession, plan: Plan, results: list[StepResult]
+    ) -> dict[str, str]:
+        for step in plan.steps:
+            if self._should_stop():
+                raise _StopRequested
+            results.append(await self._run_step(session, plan, step))
+        results.append(await self._check_done(session, plan))
+        return await self._read_outputs(session, plan)
+
+    async def _capture_failure(self, session: BrowserSession, plan: Plan) -> None:
+        """Screenshots of every open tab role, handed to the failure hook."""
+        if self._on_failure is None:
+            return
+        shots: dict[str, bytes] = {}
+        for role in plan.tabs:
+            if session.has_tab(role):
+                try:
+                    shot = await session.screenshot(role)
+                except NorthstarError:
+                    continue  # a tab that cannot be pictured must not hide the real failure
+                if shot is not None:
+                    shots[role] = shot
+        self._on_failure(plan, shots)
 
     async def _run_step(self, session: BrowserSession, plan: Plan, step: BoundStep) -> StepResult:
         self._recorder.step_started(plan, step)
@@ -238,11 +274,6 @@ class ProgramRunner:
     def _elapsed_ms(self, started: float) -> float:
         return round((self._monotonic() - started) * 1000, 3)
 
-    def _failed(
-        self, plan: Plan, results: list[StepResult], failed: _StepFailed, started: float
-    ) -> IterationResult:
-        return self._verdict(plan, results, failed.state, started, error=failed.error)
-
     def _verdict(
         self,
         plan: Plan,
@@ -252,16 +283,19 @@ class ProgramRunner:
         *,
         outputs: dict[str, str] | None = None,
         error: NorthstarError | None = None,
+        stopped: bool = False,
     ) -> IterationResult:
+        # The stored path never asks a model, so its model-call count is known: zero.
         return IterationResult(
             iteration=plan.iteration,
             state=state,
             steps=tuple(results),
             outputs=outputs or {},
             duration_ms=self._elapsed_ms(started),
-            reason_code=error.code if error else None,
-            reason=error.message if error else None,
+            reason_code=error.code if error else ("STOPPED" if stopped else None),
+            reason=error.message if error else ("stopped on request" if stopped else None),
             failing_step=error.context.get("step") if error else None,
+            model_calls=0,
         )
 
 

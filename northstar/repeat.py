@@ -1,0 +1,137 @@
+"""Repeat with proof: the loop over iterations, each verified before the next may start.
+
+Repeat is what the person asked for (N iterations, or one per row); it is not retry.
+``repeat_program`` is a plain loop over injected callables (run one iteration, check the
+binding, wait, ask whether to stop) so its rules are tested without a browser or a clock:
+
+- the binding is checked before every iteration;
+- an iteration that is not verified raises ``ProgramIterationNotVerified`` and the next
+  one is never started;
+- the interval is waited between iterations, never before the first or after the last.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError
+
+from northstar.errors import ProgramIterationNotVerified, RepeatOptionsInvalid
+from northstar.results import IterationResult, StepResult
+
+__all__ = [
+    "MAX_COUNT",
+    "MAX_INTERVAL_S",
+    "RepeatOptions",
+    "RepeatSummary",
+    "repeat_program",
+]
+
+MAX_COUNT = 100_000
+MAX_INTERVAL_S = 86_400
+
+
+class RepeatOptions(BaseModel):
+    """How many iterations, and how many whole seconds to wait between them."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    count: Annotated[StrictInt, Field(ge=1, le=MAX_COUNT)] = 1
+    interval_s: Annotated[StrictInt, Field(ge=0, le=MAX_INTERVAL_S)] = 0
+
+    @classmethod
+    def of(cls, count: object = 1, interval_s: object = 0) -> RepeatOptions:
+        """Validate, turning pydantic's error into one that names the bound."""
+        try:
+            return cls.model_validate({"count": count, "interval_s": interval_s})
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            name = str(first["loc"][0])
+            raise RepeatOptionsInvalid(_bound_message(name, first.get("input"))) from None
+
+
+def _bound_message(name: str, value: object) -> str:
+    if name == "count":
+        return f"repeat count must be a whole number from 1 to {MAX_COUNT}, got {value!r}"
+    return f"interval must be a whole number of seconds from 0 to {MAX_INTERVAL_S}, got {value!r}"
+
+
+@dataclass(frozen=True)
+class RepeatSummary:
+    """What the verified iterations contributed, each part tagged with its iteration."""
+
+    requested: int
+    verified: tuple[IterationResult, ...] = ()
+    steps: tuple[tuple[int, StepResult], ...] = ()
+    outputs: tuple[tuple[int, str, str], ...] = ()
+    evidence_count: int = 0
+    model_calls: int | None = 0
+    last: IterationResult | None = field(default=None)
+
+    def add(self, result: IterationResult) -> RepeatSummary:
+        """A new summary including one more verified iteration."""
+        number = result.iteration
+        calls = (
+            None
+            if self.model_calls is None or result.model_calls is None
+            else self.model_calls + result.model_calls
+        )
+        return RepeatSummary(
+            requested=self.requested,
+            verified=(*self.verified, result),
+            steps=(*self.steps, *((number, s) for s in result.steps)),
+            outputs=(*self.outputs, *((number, k, v) for k, v in result.outputs.items())),
+            evidence_count=self.evidence_count + result.evidence_count,
+            model_calls=calls,
+            last=result,
+        )
+
+    @property
+    def all_verified(self) -> bool:
+        return len(self.verified) == self.requested
+
+
+IterationFn = Callable[[int], Awaitable[IterationResult]]
+
+
+async def _no_binding_check(number: int) -> None:
+    return None
+
+
+async def repeat_program(
+    run_iteration: IterationFn,
+    options: RepeatOptions,
+    *,
+    check_binding: Callable[[int], Awaitable[None]] = _no_binding_check,
+    sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
+    should_stop: Callable[[], bool] = lambda: False,
+    first: int = 1,
+) -> RepeatSummary:
+    """Run iterations ``first..count``; raise at the first one that is not verified.
+
+    ``model_calls`` is summed over verified iterations; if any did not report it, the
+    total is unknown (``None``), never 0. A stop request ends the loop quietly before the
+    next iteration (the caller records that the run was stopped).
+    """
+    summary = RepeatSummary(requested=options.count - first + 1)
+    for number in range(first, options.count + 1):
+        if number > first and options.interval_s:
+            await sleep(options.interval_s)
+        if should_stop():
+            break
+        await check_binding(number)
+        result = await run_iteration(number)
+        if not result.verified:
+            raise ProgramIterationNotVerified(
+                f"iteration {number} was not verified ({result.state}: "
+                f"{result.reason_code or 'no reason recorded'})",
+                result=result,
+                verified=summary,
+                iteration=number,
+                step=result.failing_step,
+            )
+        summary = summary.add(result)
+    return summary
