@@ -17,19 +17,26 @@ from __future__ import annotations
 
 import asyncio
 import json
+import signal
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import click
 
+from northstar.compiler import bind
 from northstar.errors import InputError, NorthstarError, OutcomeError, UsageInvalid
+from northstar.execution import RunOutcome, RunRequest, StopSignal
+from northstar.inputs import read_params_source, validate_rows
 from northstar.logs import configure_logging
+from northstar.params import coerce_params
+from northstar.progress import Progress
 from northstar.recipe import Recipe
+from northstar.repeat import RepeatOptions
 from northstar.results import IterationResult, IterationState, StepResult, StepStatus
-from northstar.worker import BrowserSettings, load_compiled, run_once
+from northstar.worker import BrowserSettings, load_compiled, run_recipe
 
 __all__ = ["EXIT_CODES", "cli", "main"]
 
@@ -83,20 +90,6 @@ def parse_param_pairs(pairs: Sequence[str]) -> dict[str, str]:
     return values
 
 
-def read_params_file(path: str) -> dict[str, Any]:
-    """A JSON object of parameter values for one iteration."""
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise UsageInvalid(
-            f"cannot read params file {path}: {exc.__class__.__name__}",
-            fix="Pass a JSON file holding one object of name: value pairs.",
-        ) from None
-    if not isinstance(data, dict):
-        raise UsageInvalid(f"params file {path} is not a JSON object", fix="Use {\"name\": value}.")
-    return data
-
-
 def step_line(step: StepResult) -> str:
     """A compact line per step for people reading a terminal."""
     mark = {StepStatus.PASSED: "ok  ", StepStatus.FAILED: "FAIL"}.get(step.status, "--  ")
@@ -134,30 +127,132 @@ def cli(log_json: bool, verbose: bool) -> None:
 @cli.command()
 @click.argument("recipe", type=click.Path(dir_okay=False))
 @click.option("-p", "--param", "params", multiple=True, metavar="NAME=VALUE", help="A parameter.")
-@click.option("--params-file", type=click.Path(dir_okay=False), help="JSON object of parameters.")
+@click.option(
+    "--params-file",
+    type=click.Path(dir_okay=False),
+    help="Parameters: .json object (constant), or .csv / .jsonl / .json list (one row each).",
+)
+@click.option("--repeat", type=int, default=None, help="Iterations to run (1-100000).")
+@click.option("--interval", type=int, default=0, help="Seconds between iterations (0-86400).")
 @click.option("--base-url", envvar="NORTHSTAR_BASE_URL", help="Value of {{ base_url }}.")
+@click.option("--journal", envvar="NORTHSTAR_JOURNAL", help="Journal file (.northstar/journal.db).")
+@click.option("--project", default="default", show_default=True, help="Project the run binds.")
 @click.option("--headed", is_flag=True, help="Show the browser window.")
 @click.option("--slow-mo", type=click.IntRange(0, 60_000), default=0, help="Delay per action (ms).")
 @click.option("--browser", envvar="NORTHSTAR_BROWSER", help="Chromium executable to launch.")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-def run(
-    recipe: str,
-    params: tuple[str, ...],
-    params_file: str | None,
-    base_url: str | None,
-    headed: bool,
-    slow_mo: int,
-    browser: str | None,
-    as_json: bool,
-) -> None:
-    """Run RECIPE once and verify the iteration."""
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON summary at the end.")
+def run(**options: Any) -> None:
+    """Run RECIPE (once, N times, or once per row) and verify every iteration."""
     with expected_errors():
-        values: dict[str, Any] = read_params_file(params_file) if params_file else {}
-        values.update(parse_param_pairs(params))
-        settings = BrowserSettings(executable=browser, headless=not headed, slow_mo_ms=slow_mo)
-        result = asyncio.run(run_once(recipe, values, base_url=base_url, browser=settings))
-        print_result(result, as_json=as_json, echo=click.echo)
-        sys.exit(_STATE_EXIT.get(result.state, EXIT_CODES["not_verified"]))
+        request = build_request(options)
+        settings = BrowserSettings(
+            executable=options["browser"],
+            headless=not options["headed"],
+            slow_mo_ms=options["slow_mo"],
+        )
+        outcome = asyncio.run(
+            _run_with_signals(request, settings, options["journal"], as_json=options["as_json"])
+        )
+        report_outcome(outcome, as_json=options["as_json"], echo=click.echo)
+        sys.exit(exit_code_for_outcome(outcome))
+
+
+def build_request(options: Mapping[str, Any]) -> RunRequest:
+    """Everything checked before any browser starts: recipe, every row, the options."""
+    recipe = Path(options["recipe"])
+    compiled = load_compiled(recipe)
+    source = read_params_source(options["params_file"]) if options["params_file"] else None
+    constant = {**(source.constant if source else {}), **parse_param_pairs(options["params"])}
+    specs = compiled.recipe.params
+    if source is not None and source.rows is not None:
+        if options["repeat"] not in (None, len(source.rows)):
+            raise UsageInvalid(
+                f"--repeat {options['repeat']} does not match the {len(source.rows)} rows "
+                f"of {options['params_file']}",
+                fix="Drop --repeat: a rows file runs one iteration per row.",
+            )
+        rows = validate_rows(specs, source.rows, constant, recipe_dir=recipe.parent)
+        count: object = len(rows)
+    else:
+        rows = [coerce_params(specs, constant, recipe_dir=recipe.parent)]
+        count = 1 if options["repeat"] is None else options["repeat"]
+    repeat = RepeatOptions.of(count, options["interval"])
+    for number, row in enumerate(rows, start=1):  # renders every row: base URL, files, templates
+        bind(compiled, row, base_url=options["base_url"], iteration=number)
+    return RunRequest(
+        recipe_path=recipe,
+        compiled=compiled,
+        rows=rows,
+        repeat=repeat,
+        base_url=options["base_url"],
+        project=options["project"],
+    )
+
+
+async def _run_with_signals(
+    request: RunRequest, settings: BrowserSettings, journal: str | None, *, as_json: bool
+) -> RunOutcome:
+    """Ctrl-C and SIGTERM ask the run to stop after the current step."""
+    stop = StopSignal()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop.request)
+    progress = None
+    if request.repeat.count > 1 and not as_json:
+        progress = Progress(request.repeat.count, sys.stderr, live=sys.stderr.isatty())
+    try:
+        return await run_recipe(
+            request,
+            browser=settings,
+            journal_path=journal,
+            stop=stop,
+            on_result=progress.update if progress else (lambda result: None),
+            on_start=lambda run_id: click.echo(f"run {run_id}", err=True),
+        )
+    finally:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(signum)
+        if progress is not None:
+            progress.close()
+
+
+def exit_code_for_outcome(outcome: RunOutcome) -> int:
+    return {
+        "verified": EXIT_CODES["verified"],
+        "needs_review": EXIT_CODES["needs_review"],
+        "blocked": EXIT_CODES["blocked"],
+        "stopped": EXIT_CODES["stopped"],
+    }.get(outcome.status, EXIT_CODES["not_verified"])
+
+
+def outcome_to_dict(outcome: RunOutcome) -> dict[str, Any]:
+    summary = outcome.summary
+    return {
+        "run_id": outcome.run_id,
+        "status": outcome.status,
+        "requested": outcome.summary.requested,
+        "verified": len(summary.verified),
+        "evidence_count": summary.evidence_count,
+        "model_calls": summary.model_calls,
+        "outputs": [{"iteration": i, "name": k, "value": v} for i, k, v in summary.outputs],
+        "iterations": [result.to_dict() for result in outcome.results],
+        "error": outcome.error.to_dict() if outcome.error else None,
+        "artifacts": str(outcome.artifacts) if outcome.artifacts else None,
+    }
+
+
+def report_outcome(outcome: RunOutcome, *, as_json: bool, echo: Callable[[str], None]) -> None:
+    if as_json:
+        echo(json.dumps(outcome_to_dict(outcome), indent=2, default=str))
+        return
+    if len(outcome.results) == 1:
+        print_result(outcome.results[0], as_json=False, echo=echo)
+    if outcome.error is not None and len(outcome.results) != 1:
+        echo(format_error(outcome.error))
+    echo(
+        f"run {outcome.run_id}: {outcome.status}, {len(outcome.summary.verified)} of "
+        f"{outcome.summary.requested} iterations verified"
+    )
 
 
 @cli.command()
@@ -186,4 +281,3 @@ def schema() -> None:
 def main(argv: Sequence[str] | None = None) -> None:
     """Console-script entry point."""
     cli.main(args=list(argv) if argv is not None else None, prog_name="northstar")
-

@@ -7,12 +7,14 @@ module (and the CLI that calls it) is where ``browser_adapters`` is imported, la
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from northstar.compiler import CompiledRecipe, bind, prepare
+from northstar.execution import RunOutcome, RunRequest, StopSignal, execute_run
+from northstar.journal import Journal
 from northstar.loader import load_recipe
 from northstar.logs import secret_values
 from northstar.params import coerce_params
@@ -22,7 +24,7 @@ from northstar.runner import ProgramRunner
 if TYPE_CHECKING:
     from northstar.browser import BrowserHost
 
-__all__ = ["BrowserSettings", "load_compiled", "open_host", "run_once"]
+__all__ = ["BrowserSettings", "load_compiled", "open_host", "run_once", "run_recipe"]
 
 
 @dataclass(frozen=True)
@@ -71,3 +73,25 @@ async def run_once(
             return await ProgramRunner(host).run_iteration(plan)
     finally:
         secret_values.reset(token)
+
+
+async def run_recipe(
+    request: RunRequest,
+    *,
+    browser: BrowserSettings | None = None,
+    journal_path: str | Path | None = None,
+    stop: StopSignal | None = None,
+    on_result: Callable[[IterationResult], None] = lambda result: None,
+    on_start: Callable[[str], None] = lambda run_id: None,
+) -> RunOutcome:
+    """Run a validated request with a journal and one browser for all its iterations."""
+    with Journal.open(journal_path) as journal:
+        async with open_host(browser or BrowserSettings()) as host:
+            return await execute_run(
+                request,
+                host=host,
+                journal=journal,
+                stop=stop,
+                on_result=on_result,
+                on_start=on_start,
+            )

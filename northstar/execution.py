@@ -1,0 +1,270 @@
+"""A run: the journal, the binding, the runner and the repeat loop put together.
+
+``execute_run`` is the one place where iterations of a stored recipe are started. It
+opens a run in the journal, then for each iteration checks the binding, renders the
+plan from that iteration's row, runs it with the journal recording every step, saves the
+outputs (an output that cannot be saved leaves the iteration ``needs_review``) and
+records the verdict before the next iteration may start.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from northstar.browser import BrowserHost
+from northstar.compiler import CompiledRecipe, bind
+from northstar.errors import (
+    DefinitionChanged,
+    FileChanged,
+    NorthstarError,
+    OutputSaveFailed,
+    ProgramIterationNotVerified,
+)
+from northstar.journal import Journal
+from northstar.logs import secret_values
+from northstar.params import file_digest, params_fingerprint
+from northstar.plan import Plan
+from northstar.redaction import redact
+from northstar.repeat import RepeatOptions, RepeatSummary, repeat_program
+from northstar.results import IterationResult, IterationState
+from northstar.runner import ProgramRunner
+
+__all__ = ["RunOutcome", "RunRequest", "StopSignal", "execute_run", "run_status"]
+
+log = structlog.get_logger("northstar.execution")
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """Everything a run needs, validated before any browser starts."""
+
+    recipe_path: Path
+    compiled: CompiledRecipe
+    rows: Sequence[Mapping[str, Any]]
+    repeat: RepeatOptions
+    base_url: str | None = None
+    project: str = "default"
+    profile: str | None = None
+
+    def row_for(self, number: int) -> Mapping[str, Any]:
+        """Iteration ``number``'s values: its own row, or the one constant row."""
+        return self.rows[number - 1] if len(self.rows) > 1 else self.rows[0]
+
+
+class StopSignal:
+    """Set by Ctrl-C / SIGTERM: the current step finishes, nothing new starts."""
+
+    def __init__(self) -> None:
+        self._event = asyncio.Event()
+
+    def request(self) -> None:
+        self._event.set()
+
+    @property
+    def requested(self) -> bool:
+        return self._event.is_set()
+
+    async def wait(self, seconds: float) -> None:
+        """Wait ``seconds`` (the interval between iterations) unless a stop comes first."""
+        try:
+            await asyncio.wait_for(self._event.wait(), timeout=seconds)
+        except TimeoutError:
+            return
+
+
+@dataclass
+class RunOutcome:
+    """What happened: the journal's run id, the verified part, and the stopping result."""
+
+    run_id: str
+    credential: str = field(repr=False)
+    status: str
+    summary: RepeatSummary
+    results: list[IterationResult]
+    error: NorthstarError | None = None
+    artifacts: Path | None = None
+
+
+def run_status(summary: RepeatSummary, last: IterationResult | None, stopped: bool) -> str:
+    """The run's final status from the verified part and the iteration that stopped it."""
+    if last is not None and not last.verified:
+        return "blocked" if last.state is IterationState.UNKNOWN else str(last.state)
+    if stopped and not summary.all_verified:
+        return "stopped"
+    return "verified"
+
+
+class _Binding:
+    """The recipe file and selected files as they were when the run started."""
+
+    def __init__(self, recipe_path: Path) -> None:
+        self.recipe_path = recipe_path
+        self.recipe_digest = file_digest(recipe_path)
+        self.files: dict[str, str] = {}
+
+    def check(self, plan: Plan) -> None:
+        if file_digest(self.recipe_path) != self.recipe_digest:
+            raise DefinitionChanged(
+                f"the recipe {self.recipe_path} changed on disk since the run started",
+                iteration=plan.iteration,
+            )
+        for path, digest in plan.files:
+            known = self.files.setdefault(path, digest)
+            if known != digest:
+                raise FileChanged(
+                    f"the selected file {path} changed since the run started",
+                    iteration=plan.iteration,
+                )
+
+
+class _RunContext:
+    """One run's state shared by its iterations (journal, runner, artifacts folder)."""
+
+    def __init__(
+        self,
+        request: RunRequest,
+        host: BrowserHost,
+        journal: Journal,
+        stop: StopSignal,
+        on_result: Callable[[IterationResult], None],
+    ) -> None:
+        self.request = request
+        self.journal = journal
+        self.stop = stop
+        self.on_result = on_result
+        self.binding = _Binding(request.recipe_path)
+        self.results: list[IterationResult] = []
+        self.run_id, self.credential = journal.create_run(
+            recipe_path=str(request.recipe_path),
+            recipe_name=request.compiled.recipe.name,
+            definition_hash=request.compiled.recipe_hash,
+            project=request.project,
+            profile=request.profile or "",
+            params_fingerprint=_rows_fingerprint(request),
+            total_iterations=request.repeat.count,
+            options={"interval_s": request.repeat.interval_s, "base_url": request.base_url},
+        )
+        self.artifacts = journal.path.parent / "runs" / self.run_id
+        self.runner = ProgramRunner(
+            host,
+            recorder=journal.recorder(self.run_id),
+            should_stop=lambda: stop.requested,
+            on_failure=self._save_screenshots,
+        )
+        self._secrets: frozenset[str] = frozenset()
+
+    def plan(self, number: int) -> Plan:
+        values = self.request.row_for(number)
+        return bind(self.request.compiled, values, base_url=self.request.base_url, iteration=number)
+
+    async def iteration(self, number: int) -> IterationResult:
+        plan = self.plan(number)
+        self._secrets = plan.secrets
+        token = secret_values.set(plan.secrets)
+        structlog.contextvars.bind_contextvars(run_id=self.run_id, iteration=number)
+        try:
+            result = await self._run_checked(plan)
+        finally:
+            secret_values.reset(token)
+        self.results.append(result)
+        self.on_result(result)
+        return result
+
+    async def _run_checked(self, plan: Plan) -> IterationResult:
+        number = plan.iteration
+        self.binding.check(plan)
+        self.journal.start_iteration(
+            self.run_id, number, params_fingerprint=plan.params_fingerprint
+        )
+        log.info("iteration_started")
+        result = await self.runner.run_iteration(plan)
+        if result.verified:
+            result = self._save_outputs(result)
+        self.journal.finish_iteration(self.run_id, result)
+        log.info("iteration_finished", state=str(result.state), reason=result.reason_code)
+        return result
+
+    def _save_outputs(self, result: IterationResult) -> IterationResult:
+        """Write the outputs file and journal rows; failure means the run needs review."""
+        try:
+            self.artifacts.mkdir(parents=True, exist_ok=True)
+            path = self.artifacts / f"iteration-{result.iteration:04d}.json"
+            path.write_text(json.dumps(dict(result.outputs), indent=2, sort_keys=True))
+            self.journal.save_outputs(self.run_id, result.iteration, result.outputs)
+        except (OSError, NorthstarError) as exc:
+            error = OutputSaveFailed(
+                f"outputs of iteration {result.iteration} could not be saved: "
+                f"{exc.__class__.__name__}",
+                iteration=result.iteration,
+            )
+            return IterationResult(
+                iteration=result.iteration,
+                state=IterationState.NEEDS_REVIEW,
+                steps=result.steps,
+                outputs=result.outputs,
+                duration_ms=result.duration_ms,
+                reason_code=error.code,
+                reason=error.message,
+                model_calls=result.model_calls,
+            )
+        return result
+
+    def _save_screenshots(self, plan: Plan, shots: Mapping[str, bytes]) -> None:
+        """Screenshots of each tab role at a failure; a failure to save is only logged."""
+        try:
+            self.artifacts.mkdir(parents=True, exist_ok=True)
+            for role, png in shots.items():
+                name = f"iteration-{plan.iteration:04d}-failure-{role}.png"
+                (self.artifacts / name).write_bytes(png)
+        except OSError as exc:
+            log.warning("screenshot_not_saved", error=redact(str(exc), self._secrets))
+
+
+def _rows_fingerprint(request: RunRequest) -> str:
+    """One digest over every row's parameter fingerprint (secrets hashed first)."""
+    specs = request.compiled.recipe.params
+    parts = [params_fingerprint(specs, row) for row in request.rows]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+async def execute_run(
+    request: RunRequest,
+    *,
+    host: BrowserHost,
+    journal: Journal,
+    stop: StopSignal | None = None,
+    on_result: Callable[[IterationResult], None] = lambda result: None,
+    on_start: Callable[[str], None] = lambda run_id: None,
+) -> RunOutcome:
+    """Run every requested iteration; stop at the first that is not verified."""
+    stop = stop or StopSignal()
+    run = _RunContext(request, host, journal, stop, on_result)
+    on_start(run.run_id)
+    error: NorthstarError | None = None
+    summary = RepeatSummary(requested=request.repeat.count)
+    try:
+        summary = await repeat_program(
+            run.iteration, request.repeat, sleep=stop.wait, should_stop=lambda: stop.requested
+        )
+    except ProgramIterationNotVerified as exc:
+        error, summary = exc, exc.verified
+    except NorthstarError as exc:  # the binding broke before an iteration started
+        error = exc.with_context(run_id=run.run_id)
+        journal.event(run.run_id, "run_stopped", code=exc.code, message=exc.message)
+    last = run.results[-1] if run.results else None
+    status = run_status(summary, last, stop.requested)
+    if error is not None and not isinstance(error, ProgramIterationNotVerified):
+        status = "failed"  # the binding broke: no iteration of this run may go on
+    journal.finish_run(run.run_id, status)
+    structlog.contextvars.unbind_contextvars("run_id", "iteration")
+    return RunOutcome(
+        run.run_id, run.credential, status, summary, run.results, error, run.artifacts
+    )
