@@ -26,10 +26,12 @@ from typing import Any
 
 import click
 
+from northstar import readers
 from northstar.compiler import bind
 from northstar.errors import InputError, NorthstarError, OutcomeError, UsageInvalid
 from northstar.execution import RunOutcome, RunRequest, StopSignal
 from northstar.inputs import read_params_source, validate_rows
+from northstar.journal import resolve_journal_path
 from northstar.logs import configure_logging
 from northstar.params import coerce_params
 from northstar.progress import Progress
@@ -124,6 +126,11 @@ def cli(log_json: bool, verbose: bool) -> None:
     configure_logging(json=log_json, verbose=verbose)
 
 
+_journal_option = click.option(
+    "--journal", envvar="NORTHSTAR_JOURNAL", help="Journal file (.northstar/journal.db)."
+)
+
+
 @cli.command()
 @click.argument("recipe", type=click.Path(dir_okay=False))
 @click.option("-p", "--param", "params", multiple=True, metavar="NAME=VALUE", help="A parameter.")
@@ -135,7 +142,7 @@ def cli(log_json: bool, verbose: bool) -> None:
 @click.option("--repeat", type=int, default=None, help="Iterations to run (1-100000).")
 @click.option("--interval", type=int, default=0, help="Seconds between iterations (0-86400).")
 @click.option("--base-url", envvar="NORTHSTAR_BASE_URL", help="Value of {{ base_url }}.")
-@click.option("--journal", envvar="NORTHSTAR_JOURNAL", help="Journal file (.northstar/journal.db).")
+@_journal_option
 @click.option("--project", default="default", show_default=True, help="Project the run binds.")
 @click.option("--headed", is_flag=True, help="Show the browser window.")
 @click.option("--slow-mo", type=click.IntRange(0, 60_000), default=0, help="Delay per action (ms).")
@@ -276,6 +283,52 @@ def validate(recipes: tuple[str, ...]) -> None:
 def schema() -> None:
     """Print the JSON Schema of the recipe format (for editors)."""
     click.echo(json.dumps(Recipe.model_json_schema(by_alias=True), indent=2))
+
+
+@cli.command()
+@_journal_option
+@click.option("--limit", type=int, default=20, show_default=True, help="How many runs.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def runs(journal: str | None, limit: int, as_json: bool) -> None:
+    """List recent runs, newest first."""
+    with expected_errors():
+        found = readers.list_runs(resolve_journal_path(journal), limit)
+        if as_json:
+            click.echo(json.dumps([r.to_dict() for r in found], indent=2, default=str))
+        else:
+            click.echo(readers.render_runs(found))
+
+
+@cli.command()
+@click.argument("run_id")
+@_journal_option
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def show(run_id: str, journal: str | None, as_json: bool) -> None:
+    """Show a run: iterations, steps, evidence, outputs and reasons."""
+    with expected_errors():
+        detail = readers.get_run(resolve_journal_path(journal), run_id)
+        if as_json:
+            click.echo(json.dumps(detail.to_dict(), indent=2, default=str))
+        else:
+            click.echo(readers.render_run(detail))
+
+
+@cli.command()
+@click.argument("run_id")
+@_journal_option
+@click.option("--every", type=click.FloatRange(0.05, 60), default=0.5, help="Seconds per poll.")
+def watch(run_id: str, journal: str | None, every: float) -> None:
+    """Follow a live run (started by another process) until it ends."""
+    with expected_errors():
+        detail = asyncio.run(
+            readers.follow_run(
+                resolve_journal_path(journal),
+                run_id,
+                poll=lambda: asyncio.sleep(every),
+                on_change=lambda d: click.echo(readers.render_run(d) + "\n"),
+            )
+        )
+        sys.exit(0 if detail.summary.effective_status == "verified" else 1)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

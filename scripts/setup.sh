@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Set up Northstar on this machine: a virtualenv in .venv with Northstar and its dev tools,
+# and a Chromium to drive. Safe to run again; it only installs what is missing.
+#
+# Browser: $NORTHSTAR_BROWSER wins if set; otherwise a system Chromium already on PATH;
+# otherwise Debian/Ubuntu's `chromium` package (apt-get, as root or with sudo); otherwise
+# Playwright's own download (`playwright install chromium`), which needs internet access.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PYTHON=${PYTHON:-python3}
+log() { printf 'setup: %s\n' "$*" >&2; }
+
+if [ ! -x .venv/bin/python ]; then
+  log "creating .venv with $($PYTHON --version)"
+  "$PYTHON" -m venv .venv
+fi
+log "installing northstar and its dev tools into .venv"
+.venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip
+.venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+
+have_browser() {
+  if [ -n "${NORTHSTAR_BROWSER:-}" ]; then [ -x "$NORTHSTAR_BROWSER" ]; return; fi
+  command -v chromium >/dev/null || command -v chromium-browser >/dev/null \
+    || command -v google-chrome >/dev/null \
+    || ls "${PLAYWRIGHT_BROWSERS_PATH:-$HOME/.cache/ms-playwright}"/chromium-*/chrome-linux*/chrome \
+      >/dev/null 2>&1
+}
+
+install_with_apt() {
+  command -v apt-get >/dev/null || return 1
+  local sudo=""
+  if [ "$(id -u)" != 0 ]; then command -v sudo >/dev/null || return 1; sudo="sudo"; fi
+  log "installing the distribution's chromium with apt-get"
+  $sudo apt-get update -qq && $sudo env DEBIAN_FRONTEND=noninteractive \
+    apt-get install -y -qq chromium >/dev/null
+}
+
+if have_browser; then
+  log "browser: found"
+elif install_with_apt && have_browser; then
+  log "browser: installed the distribution's chromium"
+elif .venv/bin/playwright install chromium; then
+  log "browser: installed Playwright's chromium"
+else
+  log "no Chromium could be installed: install one and set NORTHSTAR_BROWSER=/path/to/chrome"
+  exit 1
+fi
+log "done: .venv/bin/northstar is ready"
