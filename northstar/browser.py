@@ -7,6 +7,7 @@ only ever sees stable codes. ``browser_adapters.playwright`` is the real impleme
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from types import TracebackType
 from typing import Literal, Protocol, Self
@@ -31,8 +32,14 @@ class BrowserSession(Protocol):
         """Open a page for a ``start`` role and load its destination."""
         ...
 
-    async def perform(self, step: BoundStep) -> tuple[Evidence, ...]:
-        """Run an action step; when ``step.opens_tab`` is set, bind the popup to that role."""
+    async def perform(
+        self, step: BoundStep, *, before_dispatch: Callable[[], None] = ...
+    ) -> tuple[Evidence, ...]:
+        """Run an action step; when ``step.opens_tab`` is set, bind the popup to that role.
+
+        ``before_dispatch`` is called once the target is resolved, immediately before the
+        action itself: an error raised before that call means nothing was sent.
+        """
         ...
 
     async def check(self, check: Check, *, tab: str, timeout_ms: int) -> Evidence:

@@ -265,11 +265,24 @@ class ReconcileProbe(_Model):
     check: Check | None = None
 
 
+RetryOn = Literal["navigation", "target_missing"]
+
+
+def _navigation_only() -> list[RetryOn]:
+    return ["navigation"]
+
+
 class RetryPolicy(_Model):
-    """Bounded retry of safe steps (never of a dispatched submission)."""
+    """Bounded retry of a failed attempt of a step; never of a dispatched submission.
+
+    ``on`` names what counts as a passing trouble: ``navigation`` (a network error or a
+    5xx answer to a page load) and ``target_missing`` (a target that is not there yet).
+    Without a policy, a step retries navigation failures up to 3 times within 30 s.
+    """
 
     attempts: int = Field(default=3, ge=1, le=10)
     max_seconds: float = Field(default=30, gt=0, le=600)
+    on: list[RetryOn] = Field(default_factory=_navigation_only)
 
 
 class Step(_Model):

@@ -8,9 +8,10 @@ the adapter raises, the runner records, the iteration is not verified.
 
 from __future__ import annotations
 
+import asyncio
 import re
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Protocol
 
 import structlog
@@ -20,6 +21,7 @@ from northstar.errors import ExpectationFailed, NorthstarError, OutcomeUnknown, 
 from northstar.plan import BoundStep, Plan
 from northstar.recipe import Check, FieldValueCheck
 from northstar.results import Evidence, IterationResult, IterationState, StepResult, StepStatus
+from northstar.retry import DEFAULT_RETRY, retrying
 
 __all__ = ["IterationRecorder", "NullRecorder", "ProgramRunner", "apply_regex"]
 
@@ -56,6 +58,19 @@ class NullRecorder:
         return None
 
 
+class _Attempt:
+    """The current attempt of a step: its evidence, and whether a submission was sent."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.dispatched = False
+        self.evidence: list[Evidence] = []
+
+    def begin(self) -> None:
+        self.count += 1
+        self.evidence = []
+
+
 class _StopRequested(Exception):
     """Internal: a stop was requested; no further step starts."""
 
@@ -81,7 +96,9 @@ class ProgramRunner:
         monotonic: Callable[[], float] = time.monotonic,
         should_stop: Callable[[], bool] = lambda: False,
         on_failure: Callable[[Plan, Mapping[str, bytes]], None] | None = None,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
+        self._sleep = sleep
         self._host = host
         self._recorder = recorder or NullRecorder()
         self._monotonic = monotonic
@@ -134,33 +151,48 @@ class ProgramRunner:
         self._on_failure(plan, shots)
 
     async def _run_step(self, session: BrowserSession, plan: Plan, step: BoundStep) -> StepResult:
+        """One step, retried per its policy while nothing was dispatched."""
         self._recorder.step_started(plan, step)
         log.debug("step_started", step=step.id, tab=step.tab, kind=step.kind)
         started = self._monotonic()
-        evidence: list[Evidence] = []
-        dispatched = False
+        attempt = _Attempt()
+        policy = step.retry or DEFAULT_RETRY
         try:
-            evidence.extend(await self._ensure_tab(session, plan, step))
-            if step.is_passive:
-                evidence.extend(await self._passive(session, step))
-            else:
-                if step.is_submit:
-                    self._recorder.submit_in_flight(plan, step)
-                evidence.extend(await session.perform(step))
-                dispatched = step.is_submit
-                if dispatched:
-                    self._recorder.submit_dispatched(plan, step)
-            for check in step.step.expect:
-                tab = check.tab or step.tab
-                evidence.append(await session.check(check, tab=tab, timeout_ms=step.timeout_ms))
+            async for trial in retrying(
+                policy, dispatched=lambda: attempt.dispatched, sleep=self._sleep
+            ):
+                with trial:
+                    attempt.begin()
+                    await self._attempt(session, plan, step, attempt)
         except NorthstarError as exc:
             exc.with_context(step=step.id, tab=step.tab, iteration=plan.iteration)
-            result = self._step_result(step, StepStatus.FAILED, started, evidence, exc)
+            result = self._step_result(step, StepStatus.FAILED, started, attempt, exc)
             self._recorder.step_finished(plan, result)
-            raise _StepFailed(result, *_after_dispatch(exc, dispatched, step)) from exc
-        result = self._step_result(step, StepStatus.PASSED, started, evidence)
+            raise _StepFailed(result, *_after_dispatch(exc, attempt.dispatched, step)) from exc
+        result = self._step_result(step, StepStatus.PASSED, started, attempt)
         self._recorder.step_finished(plan, result)
         return result
+
+    async def _attempt(
+        self, session: BrowserSession, plan: Plan, step: BoundStep, attempt: _Attempt
+    ) -> None:
+        attempt.evidence.extend(await self._ensure_tab(session, plan, step))
+        if step.is_passive:
+            attempt.evidence.extend(await self._passive(session, step))
+        else:
+
+            def dispatching() -> None:
+                # Durable before the action: a crash after this line leaves an unknown.
+                if step.is_submit:
+                    self._recorder.submit_in_flight(plan, step)
+                    attempt.dispatched = True
+
+            attempt.evidence.extend(await session.perform(step, before_dispatch=dispatching))
+            if step.is_submit:
+                self._recorder.submit_dispatched(plan, step)
+        for check in step.step.expect:
+            tab = check.tab or step.tab
+            attempt.evidence.append(await session.check(check, tab=tab, timeout_ms=step.timeout_ms))
 
     async def _ensure_tab(
         self, session: BrowserSession, plan: Plan, step: BoundStep
@@ -258,7 +290,7 @@ class ProgramRunner:
         step: BoundStep,
         status: StepStatus,
         started: float,
-        evidence: list[Evidence],
+        attempt: _Attempt,
         error: NorthstarError | None = None,
     ) -> StepResult:
         return StepResult(
@@ -267,8 +299,9 @@ class ProgramRunner:
             kind=step.kind,
             status=status,
             duration_ms=self._elapsed_ms(started),
-            evidence=tuple(evidence),
+            evidence=tuple(attempt.evidence),
             error=error.to_dict() if error else None,
+            attempts=attempt.count,
         )
 
     def _elapsed_ms(self, started: float) -> float:
