@@ -11,19 +11,25 @@ import hashlib
 import json
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, TypeVar
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import SplitResult, urljoin, urlsplit
 
 from pydantic import BaseModel, ValidationError
 
-from northstar.errors import ParamInvalid, ParamMissing, RecipeInvalid
+from northstar.errors import NorthstarError, ParamInvalid, ParamMissing, RecipeInvalid
 from northstar.loader import format_path
-from northstar.params import BUILTIN_NAMES, coerce_params, file_digest, params_fingerprint
+from northstar.params import (
+    BUILTIN_NAMES,
+    coerce_params,
+    existing_file,
+    file_digest,
+    params_fingerprint,
+)
 from northstar.plan import BoundStep, BoundTab, Plan
-from northstar.recipe import Check, Recipe, Step
+from northstar.recipe import Check, Recipe, ReconcileProbe, Step, TabRole
 from northstar.templates import TemplateError, render, template_names
 
 __all__ = ["CompiledRecipe", "bind", "compile_recipe", "prepare", "recipe_hash"]
@@ -53,6 +59,7 @@ def recipe_hash(recipe: Recipe) -> str:
 def prepare(recipe: Recipe, *, source: str = "<recipe>") -> CompiledRecipe:
     """Check structure, tab roles, step order, templates and regexes; hash the recipe."""
     _check_param_names(recipe, source)
+    _check_param_defaults(recipe, source)
     _check_steps(recipe, source)
     _check_tabs(recipe, source)
     names = _check_templates(recipe, source)
@@ -69,7 +76,7 @@ def compile_recipe(
 ) -> Plan:
     """Recipe + raw parameters -> one iteration's plan (``prepare`` then ``bind``)."""
     compiled = prepare(recipe, source=source)
-    values = coerce_params(recipe.params, params)
+    values = coerce_params(recipe.params, params, recipe_dir=_recipe_dir(source))
     return bind(compiled, values, base_url=base_url, iteration=iteration)
 
 
@@ -82,12 +89,24 @@ def bind(
 ) -> Plan:
     """Render one iteration's plan from typed parameter values (see ``coerce_params``)."""
     recipe = compiled.recipe
-    if compiled.uses_base_url and not base_url:
-        raise ParamMissing(
-            "the recipe uses {{ base_url }} but no base URL was given",
-            fix="Pass --base-url URL or set NORTHSTAR_BASE_URL.",
-        )
+    _check_base_url(base_url, compiled.uses_base_url)
+    _check_values(recipe, values)
     scope = {**values, "iteration": iteration, "base_url": (base_url or "").rstrip("/")}
+    try:
+        return _render_plan(compiled, values, scope, base_url, iteration)
+    except RecipeInvalid as exc:  # a rendered URL or value; name the recipe it came from
+        exc.with_context(file=compiled.source)
+        raise
+
+
+def _render_plan(
+    compiled: CompiledRecipe,
+    values: Mapping[str, Any],
+    scope: Mapping[str, Any],
+    base_url: str | None,
+    iteration: int,
+) -> Plan:
+    recipe = compiled.recipe
     tabs = _bind_tabs(recipe, scope, base_url)
     steps = tuple(_bind_step(compiled, i, step, scope, tabs) for i, step in enumerate(recipe.steps))
     files = _selected_files(recipe, values, steps)
@@ -111,6 +130,40 @@ def bind(
     )
 
 
+def _recipe_dir(source: str) -> Path | None:
+    """The folder of the recipe file, or ``None`` for text that came from no file."""
+    return None if source.startswith("<") else Path(source).parent
+
+
+def _check_base_url(base_url: str | None, required: bool) -> None:
+    if not base_url:
+        if required:
+            raise ParamMissing(
+                "the recipe uses {{ base_url }} but no base URL was given",
+                fix="Pass --base-url URL or set NORTHSTAR_BASE_URL.",
+            )
+        return
+    try:
+        parts: SplitResult | None = urlsplit(base_url)
+    except ValueError:
+        parts = None
+    if parts is None or not parts.scheme or not parts.netloc:
+        raise ParamInvalid(
+            f"the base URL {base_url!r} is not an absolute URL",
+            fix="Pass --base-url with a scheme and host, for example http://127.0.0.1:8000.",
+        )
+
+
+def _check_values(recipe: Recipe, values: Mapping[str, Any]) -> None:
+    """Every declared parameter has a value (``coerce_params`` fills in defaults)."""
+    missing = [name for name in recipe.params if name not in values]
+    if missing:
+        raise ParamMissing(
+            f"no value for parameter {missing[0]!r}",
+            fix="Bind the values that coerce_params returns for this recipe.",
+        )
+
+
 def _invalid(source: str, path: str, message: str, fix: str) -> RecipeInvalid:
     return RecipeInvalid(f"{path}: {message}", file=source, path=path, fix=fix)
 
@@ -125,6 +178,22 @@ def _check_param_names(recipe: Recipe, source: str) -> None:
                 f"({', '.join(sorted(BUILTIN_NAMES))})",
                 "Rename the parameter, for example to `my_title`.",
             )
+
+
+def _check_param_defaults(recipe: Recipe, source: str) -> None:
+    """A default must be a value of its parameter's type (a file default is read at bind)."""
+    for name, param in recipe.params.items():
+        if param.default is None or param.type == "file":
+            continue
+        try:
+            coerce_params({name: param}, {})
+        except NorthstarError as exc:
+            raise _invalid(
+                source,
+                f"params.{name}.default",
+                exc.message,
+                "Give a default of the declared type.",
+            ) from None
 
 
 def _check_steps(recipe: Recipe, source: str) -> None:
@@ -158,6 +227,10 @@ def _check_steps(recipe: Recipe, source: str) -> None:
             )
         for j, check in enumerate(step.expect):
             _check_check_tab(recipe, check, f"steps[{i}].expect[{j}]", source, required=False)
+        for j, probe in enumerate(step.reconcile):
+            if probe.check is not None:
+                path = f"steps[{i}].reconcile[{j}].check"
+                _check_check_tab(recipe, probe.check, path, source, required=False)
     for j, check in enumerate(recipe.done_when):
         _check_check_tab(recipe, check, f"done_when[{j}]", source, required=True)
     for name, output in recipe.outputs.items():
@@ -181,6 +254,7 @@ def _check_check_tab(recipe: Recipe, check: Check, path: str, source: str, requi
 
 def _check_tabs(recipe: Recipe, source: str) -> None:
     index = {step.id: i for i, step in enumerate(recipe.steps)}
+    opened: dict[str, str] = {}
     for role, tab in recipe.tabs.items():
         if tab.opened_by is None:
             continue
@@ -189,19 +263,36 @@ def _check_tabs(recipe: Recipe, source: str) -> None:
             raise _invalid(
                 source, path, f"no step {tab.opened_by!r} opens this tab", "Name an existing step."
             )
-        opener = recipe.steps[index[tab.opened_by]]
-        first_use = next((i for i, s in enumerate(recipe.steps) if s.tab == role), None)
-        if opener.tab == role or (first_use is not None and first_use < index[tab.opened_by]):
+        if tab.opened_by in opened:
             raise _invalid(
                 source,
                 path,
-                f"step {tab.opened_by!r} comes after the first step on tab {role!r}",
-                "The opening step must come before any step on its popup tab.",
+                f"step {tab.opened_by!r} already opens tab {opened[tab.opened_by]!r}",
+                "A step opens at most one popup; name another step.",
             )
-        if opener.kind not in ("click", "press"):
-            raise _invalid(
-                source, path, f"step {tab.opened_by!r} cannot open a popup", "Use a click step."
-            )
+        opened[tab.opened_by] = role
+        _check_opener(recipe, role, index[tab.opened_by], path, source)
+
+
+def _check_opener(recipe: Recipe, role: str, at: int, path: str, source: str) -> None:
+    opener = recipe.steps[at]
+    if opener.tab == role:
+        raise _invalid(
+            source,
+            path,
+            f"step {opener.id!r} runs on the tab it opens",
+            "Open it from another tab.",
+        )
+    first_use = next((i for i, s in enumerate(recipe.steps) if s.tab == role), None)
+    if first_use is not None and first_use < at:
+        raise _invalid(
+            source,
+            path,
+            f"step {opener.id!r} comes after the first step on tab {role!r}",
+            "The opening step must come before any step on its popup tab.",
+        )
+    if opener.kind not in ("click", "press"):
+        raise _invalid(source, path, f"step {opener.id!r} cannot open a popup", "Use a click step.")
 
 
 def _check_templates(recipe: Recipe, source: str) -> set[str]:
@@ -276,16 +367,40 @@ def _render_model(model: M, scope: Mapping[str, Any]) -> M:
         ) from None
 
 
-def _origin(url: str) -> str:
-    parts = urlsplit(url)
+def _split(url: str, path: str) -> SplitResult:
+    try:
+        return urlsplit(url)
+    except ValueError:
+        raise _bad_url(path) from None
+
+
+def _join(base: str, url: str, path: str) -> str:
+    try:
+        return urljoin(base, url)
+    except ValueError:
+        raise _bad_url(path) from None
+
+
+def _bad_url(path: str) -> RecipeInvalid:
+    # Neither the URL nor urllib's message (which may quote the host) is shown: a secret
+    # parameter may have been rendered into it.
+    return RecipeInvalid(
+        f"{path}: not a valid URL (an unbalanced [ ] or a host with invalid characters)",
+        path=path,
+        fix="Check the URL in the recipe and the parameter values rendered into it.",
+    )
+
+
+def _origin(url: str, path: str) -> str:
+    parts = _split(url, path)
     return f"{parts.scheme}://{parts.netloc}".lower()
 
 
-def _absolute(url: str, base_url: str | None, what: str) -> str:
-    if urlsplit(url).scheme:
+def _absolute(url: str, base_url: str | None, what: str, path: str) -> str:
+    if _split(url, path).scheme:
         return url
     if base_url:
-        return urljoin(base_url.rstrip("/") + "/", url.lstrip("/"))
+        return _join(base_url.rstrip("/") + "/", url.lstrip("/"), path)
     raise ParamMissing(
         f"{what} {url!r} is relative and no base URL was given",
         fix="Pass --base-url URL or write an absolute URL in the recipe.",
@@ -295,25 +410,40 @@ def _absolute(url: str, base_url: str | None, what: str) -> str:
 def _bind_tabs(
     recipe: Recipe, scope: Mapping[str, Any], base_url: str | None
 ) -> dict[str, BoundTab]:
-    tabs: dict[str, BoundTab] = {}
-    for role, tab in recipe.tabs.items():
-        start = (
-            _absolute(render(tab.start, scope), base_url, f"tab {role!r} start")
-            if tab.start
-            else None
-        )
-        origins = tuple(
-            _origin(_absolute(render(o, scope), base_url, "origin")) for o in tab.origins
-        )
-        tabs[role] = BoundTab(
-            role, start, tab.opened_by, origins or ((_origin(start),) if start else ())
-        )
+    tabs = {role: _bind_tab(role, tab, scope, base_url) for role, tab in recipe.tabs.items()}
     steps_by_id = {s.id: s for s in recipe.steps}
-    for role, bound in tabs.items():
-        if bound.opened_by and not bound.origins:
-            opener_tab = tabs[steps_by_id[bound.opened_by].tab]
-            tabs[role] = BoundTab(role, None, bound.opened_by, opener_tab.origins)
+    for role in tabs:
+        origins = _inherited_origins(tabs, steps_by_id, role)
+        tabs[role] = replace(tabs[role], origins=origins)
     return tabs
+
+
+def _bind_tab(role: str, tab: TabRole, scope: Mapping[str, Any], base_url: str | None) -> BoundTab:
+    path = f"tabs.{role}"
+    start = None
+    if tab.start:
+        start = _absolute(
+            render(tab.start, scope), base_url, f"tab {role!r} start", path + ".start"
+        )
+    origins = tuple(
+        _origin(_absolute(render(o, scope), base_url, "origin", f"{path}.origins[{i}]"), path)
+        for i, o in enumerate(tab.origins)
+    )
+    if not origins and start:
+        origins = (_origin(start, path + ".start"),)
+    return BoundTab(role, start, tab.opened_by, origins)
+
+
+def _inherited_origins(
+    tabs: Mapping[str, BoundTab], steps_by_id: Mapping[str, Step], role: str
+) -> tuple[str, ...]:
+    """A popup without its own origins may visit its opener's (through a chain of popups)."""
+    bound = tabs[role]
+    for _ in range(len(tabs)):  # prepare rules out cycles; the bound is a second guard
+        if bound.origins or bound.opened_by is None:
+            return bound.origins
+        bound = tabs[steps_by_id[bound.opened_by].tab]
+    return bound.origins
 
 
 def _bind_step(
@@ -330,9 +460,7 @@ def _bind_step(
         rendered = rendered.model_copy(
             update={"upload": rendered.upload.model_copy(update={"files": files})}
         )
-    start = tabs[step.tab].start
-    if rendered.goto is not None and start is not None:
-        rendered = rendered.model_copy(update={"goto": urljoin(start, rendered.goto)})
+    rendered = _resolve_gotos(rendered, tabs[step.tab].start, f"steps[{index}]")
     opens = next((r for r, t in tabs.items() if t.opened_by == step.id), None)
     return BoundStep(
         index=index,
@@ -344,26 +472,66 @@ def _bind_step(
     )
 
 
+def _resolve_gotos(step: Step, start: str | None, path: str) -> Step:
+    """Relative ``goto``s (the step's and its reconcile probes') against the role's start.
+
+    A popup role has no start: its relative gotos are resolved against the page's URL
+    by the adapter.
+    """
+    if start is None:
+        return step
+    update: dict[str, Any] = {}
+    if step.goto is not None:
+        update["goto"] = _join(start, step.goto, path + ".goto")
+    if any(probe.goto is not None for probe in step.reconcile):
+        update["reconcile"] = [
+            _resolve_probe(probe, start, f"{path}.reconcile[{i}].goto")
+            for i, probe in enumerate(step.reconcile)
+        ]
+    return step.model_copy(update=update) if update else step
+
+
+def _resolve_probe(probe: ReconcileProbe, start: str, path: str) -> ReconcileProbe:
+    if probe.goto is None:
+        return probe
+    return probe.model_copy(update={"goto": _join(start, probe.goto, path)})
+
+
 def _input_fingerprint(recipe: Recipe, step: Step, scope: Mapping[str, Any]) -> str:
     """Digest of a submission's rendered inputs, with secret values hashed first."""
-    text = json.dumps(step.model_dump(mode="json", by_alias=True), sort_keys=True)
-    for name, param in recipe.params.items():
-        value = str(scope.get(name) or "")
-        if param.secret and value:
-            text = text.replace(value, "sha256:" + hashlib.sha256(value.encode()).hexdigest())
-    return hashlib.sha256(text.encode()).hexdigest()
+    secrets = [
+        str(scope[name])
+        for name, param in recipe.params.items()
+        if param.secret and scope.get(name) not in (None, "")
+    ]
+    data = _mask_secrets(step.model_dump(mode="json", by_alias=True), secrets)
+    return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
+
+
+def _mask_secrets(value: Any, secrets: list[str]) -> Any:
+    """Replace every secret inside the strings of dumped data with its digest."""
+    if isinstance(value, dict):
+        return {key: _mask_secrets(item, secrets) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_mask_secrets(item, secrets) for item in value]
+    if isinstance(value, str):
+        for secret in sorted(secrets, key=len, reverse=True):
+            value = value.replace(secret, _secret_digest(secret))
+    return value
+
+
+def _secret_digest(secret: str) -> str:
+    return "sha256:" + hashlib.sha256(secret.encode()).hexdigest()
 
 
 def _upload_path(path: str, source: str) -> str:
     """An upload path as absolute; a relative one is read from the recipe's folder."""
-    file = Path(path).expanduser()
-    if not file.is_absolute() and not source.startswith("<"):
-        file = Path(source).parent / file
-    if not file.is_file():
+    file = existing_file(path, _recipe_dir(source))
+    if file is None:
         raise ParamInvalid(
             f"upload file {path!r} does not exist", fix="Pass the path of an existing file."
         )
-    return str(file.resolve())
+    return str(file)
 
 
 def _selected_files(

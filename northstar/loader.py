@@ -23,6 +23,7 @@ __all__ = ["format_path", "load_recipe", "parse_recipe"]
 
 Loc = tuple[str | int, ...]
 _MAX_DEPTH = 64
+_MAX_VALUES = 50_000
 
 
 def load_recipe(path: str | Path) -> Recipe:
@@ -74,11 +75,8 @@ def format_path(loc: Sequence[str | int]) -> str:
 
 
 def _compose(text: str, source: str) -> tuple[Any, dict[Loc, tuple[int, int]]]:
-    loader = yaml.SafeLoader(text)
     try:
-        node = loader.get_single_node()
-        positions: dict[Loc, tuple[int, int]] = {}
-        data = _to_data(loader, node, (), positions) if node is not None else None
+        return _DataBuilder.build(text)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         raise RecipeInvalid(
@@ -88,45 +86,107 @@ def _compose(text: str, source: str) -> tuple[Any, dict[Loc, tuple[int, int]]]:
             column=mark.column + 1 if mark else None,
             fix="Fix the YAML at that position (indentation, a missing colon or quote).",
         ) from None
+    except yaml.reader.ReaderError as exc:
+        line, column = _text_position(text, exc.position)
+        raise RecipeInvalid(
+            f"YAML error: character {exc.character!r} is not allowed in a recipe",
+            file=source,
+            line=line,
+            column=column,
+            fix="Remove the control character or write it as an escape in a quoted string.",
+        ) from None
     except yaml.YAMLError as exc:
         raise RecipeInvalid(f"YAML error: {exc}", file=source) from None
-    finally:
-        loader.dispose()
-    return data, positions
+    except RecursionError:
+        raise RecipeInvalid("the recipe nests too deeply", file=source) from None
 
 
-def _to_data(
-    loader: yaml.SafeLoader, node: yaml.Node, loc: Loc, positions: dict[Loc, tuple[int, int]]
-) -> Any:
-    """Build plain data from a YAML node, remembering where each path came from."""
-    positions.setdefault(loc, (node.start_mark.line + 1, node.start_mark.column + 1))
-    if len(loc) > _MAX_DEPTH:
-        raise _yaml_problem("the document nests too deeply (or refers to itself)", node)
-    if isinstance(node, yaml.MappingNode):
-        return _mapping(loader, node, loc, positions)
-    if isinstance(node, yaml.SequenceNode):
-        return [_to_data(loader, item, (*loc, i), positions) for i, item in enumerate(node.value)]
-    return loader.construct_object(node, deep=True)
+def _text_position(text: str, offset: int) -> tuple[int, int]:
+    """1-based line and column of a character offset."""
+    line_start = text.rfind("\n", 0, offset) + 1
+    return text.count("\n", 0, offset) + 1, offset - line_start + 1
 
 
-def _mapping(
-    loader: yaml.SafeLoader,
-    node: yaml.MappingNode,
-    loc: Loc,
-    positions: dict[Loc, tuple[int, int]],
-) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key_node, value_node in node.value:
-        key = loader.construct_object(key_node, deep=True)
+class _DepthLimitedLoader(yaml.SafeLoader):
+    """A safe loader that stops composing past ``_MAX_DEPTH`` (before the stack runs out)."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self.depth = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
+        self.depth += 1
+        try:
+            if self.depth > _MAX_DEPTH + 1:
+                mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
+                raise yaml.composer.ComposerError(
+                    problem="the document nests too deeply", problem_mark=mark
+                )
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
+
+
+class _DataBuilder:
+    """Builds plain data from YAML nodes, remembering where each path came from.
+
+    Aliases are expanded, so the number of values built is bounded: a few short lines
+    of nested aliases ("billion laughs") would otherwise build billions of them.
+    """
+
+    def __init__(self, loader: yaml.SafeLoader) -> None:
+        self.loader = loader
+        self.positions: dict[Loc, tuple[int, int]] = {}
+        self.budget = _MAX_VALUES
+
+    @classmethod
+    def build(cls, text: str) -> tuple[Any, dict[Loc, tuple[int, int]]]:
+        loader = _DepthLimitedLoader(text)
+        try:
+            node = loader.get_single_node()
+            builder = cls(loader)
+            data = builder.value(node, ()) if node is not None else None
+        finally:
+            loader.dispose()
+        return data, builder.positions
+
+    def value(self, node: yaml.Node, loc: Loc) -> Any:
+        self.positions.setdefault(loc, _node_position(node))
+        self.budget -= 1
+        if self.budget < 0:
+            raise _yaml_problem("the document is too large (or expands aliases too much)", node)
+        if len(loc) > _MAX_DEPTH:
+            raise _yaml_problem("the document nests too deeply (or refers to itself)", node)
+        if isinstance(node, yaml.MappingNode):
+            return self.mapping(node, loc)
+        if isinstance(node, yaml.SequenceNode):
+            return [self.value(item, (*loc, i)) for i, item in enumerate(node.value)]
+        return self.loader.construct_object(node, deep=True)
+
+    def mapping(self, node: yaml.MappingNode, loc: Loc) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key_node, value_node in node.value:
+            key = self.key(key_node)
+            if key in out:
+                raise _yaml_problem(f"duplicate key {key!r}", key_node)
+            self.positions[(*loc, key)] = _node_position(key_node)
+            out[key] = self.value(value_node, (*loc, key))
+        return out
+
+    def key(self, node: yaml.Node) -> str:
+        # Checked on the node: the merge tag has no constructor in the safe loader.
+        if node.tag == "tag:yaml.org,2002:merge":
+            raise _yaml_problem("merge keys (<<) are not supported in recipes", node)
+        if not isinstance(node, yaml.ScalarNode):
+            raise _yaml_problem("a key must be text, not a list or mapping", node)
+        key = self.loader.construct_object(node, deep=True)
         if not isinstance(key, str):
-            raise _yaml_problem(f"a key must be text, not {key!r}", key_node)
-        if key == "<<":
-            raise _yaml_problem("merge keys (<<) are not supported in recipes", key_node)
-        if key in out:
-            raise _yaml_problem(f"duplicate key {key!r}", key_node)
-        positions[(*loc, key)] = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
-        out[key] = _to_data(loader, value_node, (*loc, key), positions)
-    return out
+            raise _yaml_problem(f"a key must be text, not {key!r}", node)
+        return key
+
+
+def _node_position(node: yaml.Node) -> tuple[int, int]:
+    return node.start_mark.line + 1, node.start_mark.column + 1
 
 
 def _yaml_problem(problem: str, node: yaml.Node) -> yaml.MarkedYAMLError:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -16,11 +17,20 @@ from typing import Any
 from northstar.errors import ParamInvalid, ParamMissing
 from northstar.recipe import Param
 
-__all__ = ["BUILTIN_NAMES", "coerce_params", "file_digest", "params_fingerprint"]
+__all__ = [
+    "BUILTIN_NAMES",
+    "coerce_params",
+    "existing_file",
+    "file_digest",
+    "params_fingerprint",
+]
 
 BUILTIN_NAMES = frozenset({"base_url", "iteration"})
 _TRUE = {"true", "yes", "1", "on"}
 _FALSE = {"false", "no", "0", "off"}
+# Plain decimal notation only: no "1_000", no "inf" or "nan" from a person's text.
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+_NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
 
 
 def coerce_params(
@@ -35,7 +45,7 @@ def coerce_params(
     A relative file path given by a person is read from the current directory; a file
     param's default is written in the recipe, so it is read from the recipe's folder.
     """
-    unknown = sorted(set(raw) - set(specs) - BUILTIN_NAMES)
+    unknown = sorted(str(name) for name in set(raw) - set(specs) - BUILTIN_NAMES)
     if unknown:
         raise ParamInvalid(
             f"{_where(row)}unknown parameter {unknown[0]!r}",
@@ -64,7 +74,7 @@ def _where(row: int | None) -> str:
 def _coerce(name: str, spec: Param, value: Any, row: int | None) -> Any:
     try:
         return _CONVERTERS[spec.type](value, spec)
-    except (ValueError, TypeError) as exc:
+    except (ValueError, TypeError, OverflowError) as exc:
         # A converter's message may quote the value, so a secret gets none of it.
         detail = "(secret value not shown)" if spec.secret else f"got {value!r}: {exc}"
         raise ParamInvalid(
@@ -84,17 +94,19 @@ def _to_integer(value: Any, spec: Param) -> int:
         raise ValueError("not a whole number")
     if isinstance(value, int | float):
         return int(value)
-    if isinstance(value, str):
+    if isinstance(value, str) and _INTEGER.fullmatch(value.strip()):
         return int(value.strip())
-    raise TypeError("not a whole number")
+    raise ValueError("not a whole number")
 
 
 def _to_number(value: Any, spec: Param) -> float:
     if isinstance(value, bool):
         raise TypeError("not a number")
-    if isinstance(value, int | float | str):
+    if isinstance(value, int | float):
         return float(value)
-    raise TypeError("not a number")
+    if isinstance(value, str) and _NUMBER.fullmatch(value.strip()):
+        return float(value.strip())
+    raise ValueError("not a number")
 
 
 def _to_boolean(value: Any, spec: Param) -> bool:
@@ -116,10 +128,21 @@ def _to_enum(value: Any, spec: Param) -> str:
 
 
 def _to_file(value: Any, spec: Param) -> str:
-    path = Path(_to_string(value, spec)).expanduser()
-    if not path.is_file():
+    path = existing_file(_to_string(value, spec))
+    if path is None:
         raise ValueError("no such file")
-    return str(path.resolve())
+    return str(path)
+
+
+def existing_file(text: str, base: Path | None = None) -> Path | None:
+    """The absolute path of an existing file, or ``None`` (unknown ``~user``, too long...)."""
+    try:
+        path = Path(text).expanduser()
+        if base is not None and not path.is_absolute():
+            path = base / path
+        return path.resolve() if path.is_file() else None
+    except (OSError, RuntimeError, ValueError):
+        return None
 
 
 _CONVERTERS = {

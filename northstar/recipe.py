@@ -246,6 +246,14 @@ class Check(_Model):
         return f"{kind}{where} {rest}"
 
 
+def _check_read_source(source: str, target: Target | None, attribute: str | None) -> None:
+    """Reading text, a value or an attribute needs a target; an attribute needs its name."""
+    if source in ("text", "attribute", "value") and target is None:
+        raise ValueError(f"reading from {source} needs a `target`")
+    if source == "attribute" and not attribute:
+        raise ValueError("reading from attribute needs `attribute`")
+
+
 class ExtractAction(_Model):
     """Read a value from the page into the iteration's outputs under ``as``."""
 
@@ -256,6 +264,11 @@ class ExtractAction(_Model):
     target: Target | None = None
     attribute: str | None = None
     regex: str | None = None
+
+    @model_validator(mode="after")
+    def _target_when_needed(self) -> ExtractAction:
+        _check_read_source(self.source, self.target, self.attribute)
+        return self
 
 
 class ReconcileProbe(_Model):
@@ -334,7 +347,7 @@ class Param(_Model):
 
     type: Literal["string", "integer", "number", "boolean", "enum", "file"] = "string"
     required: bool = False
-    default: Any = None
+    default: str | int | float | bool | None = None
     choices: list[Text] | None = None
     secret: bool = False
     description: str = ""
@@ -374,11 +387,7 @@ class Output(_Model):
 
     @model_validator(mode="after")
     def _target_when_needed(self) -> Output:
-        needs_target = self.source in ("text", "attribute", "value")
-        if needs_target and self.target is None:
-            raise ValueError(f"an output from {self.source} needs a `target`")
-        if self.source == "attribute" and not self.attribute:
-            raise ValueError("an output from attribute needs `attribute`")
+        _check_read_source(self.source, self.target, self.attribute)
         return self
 
 

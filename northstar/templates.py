@@ -63,6 +63,9 @@ def render(template: str, values: Mapping[str, object]) -> str:
 
 
 def _as_text(value: object) -> str:
+    # An optional parameter left unset is "no text", never the word "None".
+    if value is None:
+        return ""
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
