@@ -1,0 +1,143 @@
+"""The journal's one SQLite connection, its durability settings, and its error boundary.
+
+Every ``sqlite3`` error the writer meets is converted to a ``JournalError`` here, with
+``raise ... from exc``, so callers only ever see Northstar's error tree.
+
+Durability: the connection runs in WAL mode with ``synchronous=NORMAL``. A commit is then
+written to the WAL file before ``commit`` returns but not fsynced, which survives any
+crash of the worker process (the OS still holds the pages); only a power loss or kernel
+crash can drop the last commits. That makes each per-step commit cheap. The one record
+that must survive even a power loss is "this submission is in flight", written before the
+click: ``durable()`` raises the connection to ``synchronous=FULL`` for that commit, so the
+WAL is fsynced before the browser is allowed to act.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import sqlite3
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from northstar.errors import JournalError
+from northstar.journal.schema import migrate
+
+__all__ = ["BUSY_TIMEOUT_MS", "Clock", "JournalDb", "sqlite_errors", "utc_now", "worker_identity"]
+
+Clock = Callable[[], datetime]
+Params = tuple[Any, ...] | dict[str, Any]
+
+# Long enough that a reader or a second writer waits out a checkpoint instead of failing.
+BUSY_TIMEOUT_MS = 10_000
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+@contextmanager
+def sqlite_errors(action: str, **context: Any) -> Iterator[None]:
+    """Convert ``sqlite3`` errors to ``JournalError`` naming what we were doing."""
+    try:
+        yield
+    except sqlite3.Error as exc:
+        raise JournalError(f"could not {action}: {exc}", **context) from exc
+
+
+class JournalDb:
+    """A writer connection in autocommit mode; multi-statement writes use ``transaction``."""
+
+    def __init__(self, conn: sqlite3.Connection, path: Path, now: Clock) -> None:
+        self.conn = conn
+        self.path = path
+        self._now = now
+
+    @classmethod
+    def connect(cls, path: Path, now: Clock) -> JournalDb:
+        """Open (creating) the file, migrate it, and switch it to WAL."""
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise JournalError(
+                f"cannot create the journal folder {path.parent}: {exc.strerror}", path=str(path)
+            ) from exc
+        with sqlite_errors("open the journal", path=str(path)):
+            conn = sqlite3.connect(
+                path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=True
+            )
+        try:
+            _configure(conn, path)
+        except BaseException:
+            conn.close()
+            raise
+        return cls(conn, path, now)
+
+    def stamp(self) -> str:
+        """The current time as ISO 8601 text, from the injected clock."""
+        return self._now().isoformat()
+
+    def execute(self, action: str, sql: str, params: Params = ()) -> sqlite3.Cursor:
+        """One statement, committed when it returns (autocommit) unless in a transaction."""
+        with sqlite_errors(action):
+            return self.conn.execute(sql, params)
+
+    def one(self, sql: str, params: Params = ()) -> tuple[Any, ...] | None:
+        with sqlite_errors("read the journal"):
+            row: tuple[Any, ...] | None = self.conn.execute(sql, params).fetchone()
+            return row
+
+    @contextmanager
+    def transaction(self, action: str, **context: Any) -> Iterator[None]:
+        """``BEGIN IMMEDIATE`` .. ``COMMIT``: all statements inside land together or not at all.
+
+        IMMEDIATE takes the write lock up front, so a busy journal waits (busy_timeout)
+        at the start instead of failing halfway through.
+        """
+        with sqlite_errors(action, **context):
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield
+            except BaseException:
+                if self.conn.in_transaction:  # SQLite may have rolled back already
+                    self.conn.execute("ROLLBACK")
+                raise
+            self.conn.execute("COMMIT")
+
+    @contextmanager
+    def durable(self) -> Iterator[None]:
+        """Commits inside are fsynced (``synchronous=FULL``): they survive a power loss."""
+        with sqlite_errors("make the journal durable"):
+            self.conn.execute("PRAGMA synchronous = FULL")
+        try:
+            yield
+        finally:
+            with sqlite_errors("restore the journal's sync mode"):
+                self.conn.execute("PRAGMA synchronous = NORMAL")
+
+    def close(self) -> None:
+        with sqlite_errors("close the journal"):
+            self.conn.close()
+
+
+def _configure(conn: sqlite3.Connection, path: Path) -> None:
+    with sqlite_errors("prepare the journal", path=str(path)):
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        conn.execute("PRAGMA foreign_keys = ON")
+        migrate(conn, path=str(path))
+        mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        if str(mode).lower() != "wal":
+            raise JournalError(
+                f"the journal at {path} cannot use WAL mode (got {mode!r})",
+                path=str(path),
+                fix="Put the journal on a local file system (WAL needs shared memory).",
+            )
+        conn.execute("PRAGMA synchronous = NORMAL")
+
+
+def worker_identity() -> tuple[int, str]:
+    """This process's pid and host, so a reader can tell whether the writer still lives."""
+    return os.getpid(), socket.gethostname()

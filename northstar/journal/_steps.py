@@ -1,0 +1,220 @@
+"""SQL for steps, their transitions and submissions; called inside a writer transaction.
+
+Shared by ``JournalRecorder`` (the runner's live reports) and ``Journal.finish_iteration``
+(which fills in steps the runner reported only in its result, such as ``done_when``).
+Evidence and errors are scrubbed of the plan's secret values before they are written.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection, Mapping
+from dataclasses import asdict
+from typing import Any
+
+from northstar.errors import IdempotencyConflict, JournalError, NorthstarError, OutcomeUnknown
+from northstar.journal._db import JournalDb
+from northstar.journal.schema import StepEvent, SubmissionState
+from northstar.redaction import redact
+from northstar.results import StepResult, StepStatus
+
+__all__ = [
+    "add_event",
+    "dispatch_submission",
+    "ensure_step",
+    "finish_step",
+    "has_final_event",
+    "open_submission",
+    "submission_key",
+    "to_json",
+]
+
+_FINAL_EVENTS = {
+    StepStatus.PASSED: StepEvent.PASSED,
+    StepStatus.FAILED: StepEvent.FAILED,
+    StepStatus.SKIPPED: StepEvent.SKIPPED,
+}
+
+
+def submission_key(run_id: str, iteration: int, step_id: str) -> str:
+    """The idempotency key of a step's submission: one per run, iteration and step."""
+    return f"{run_id}/{iteration}/{step_id}"
+
+
+def ensure_step(
+    db: JournalDb,
+    run_id: str,
+    iteration: int,
+    step_id: str,
+    *,
+    tab: str,
+    kind: str,
+    seq: int | None,
+) -> None:
+    """The step's row, once; without a known ``seq`` it goes after the steps recorded so far."""
+    db.conn.execute(
+        "INSERT OR IGNORE INTO steps (run_id, iteration, step_id, tab, kind, seq) "
+        "VALUES (?1, ?2, ?3, ?4, ?5, COALESCE(?6, "
+        "(SELECT COALESCE(MAX(seq), -1) + 1 FROM steps WHERE run_id = ?1 AND iteration = ?2)))",
+        (run_id, iteration, step_id, tab, kind, seq),
+    )
+
+
+def add_event(
+    db: JournalDb,
+    run_id: str,
+    iteration: int,
+    step_id: str,
+    event: StepEvent,
+    *,
+    duration_ms: float | None = None,
+    evidence_json: str | None = None,
+    error_json: str | None = None,
+) -> None:
+    db.conn.execute(
+        "INSERT INTO step_events (run_id, iteration, step_id, event, at, duration_ms, "
+        "evidence_json, error_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            run_id,
+            iteration,
+            step_id,
+            event.value,
+            db.stamp(),
+            duration_ms,
+            evidence_json,
+            error_json,
+        ),
+    )
+
+
+def finish_step(
+    db: JournalDb, run_id: str, iteration: int, result: StepResult, secrets: Collection[str]
+) -> None:
+    """The step's final transition with its evidence and error; settles its submission."""
+    event = _FINAL_EVENTS.get(result.status)
+    if event is None:
+        raise JournalError(
+            f"reported as finished while still {result.status.value!r}",
+            run_id=run_id,
+            iteration=iteration,
+            step=result.step_id,
+            fix="Report a step as finished only once it passed, failed or was skipped.",
+        )
+    ensure_step(db, run_id, iteration, result.step_id, tab=result.tab, kind=result.kind, seq=None)
+    evidence = [asdict(item) for item in result.evidence]
+    error = None if result.error is None else to_json(result.error, secrets)
+    add_event(
+        db,
+        run_id,
+        iteration,
+        result.step_id,
+        event,
+        duration_ms=result.duration_ms,
+        evidence_json=to_json(evidence, secrets),
+        error_json=error,
+    )
+    _settle_submission(db, submission_key(run_id, iteration, result.step_id), event)
+
+
+def has_final_event(db: JournalDb, run_id: str, iteration: int, step_id: str) -> bool:
+    row = db.conn.execute(
+        "SELECT 1 FROM step_events WHERE run_id = ? AND iteration = ? AND step_id = ? "
+        "AND event IN ('passed', 'failed', 'skipped') LIMIT 1",
+        (run_id, iteration, step_id),
+    ).fetchone()
+    return row is not None
+
+
+def open_submission(
+    db: JournalDb, run_id: str, iteration: int, step_id: str, input_fingerprint: str
+) -> None:
+    """Record the submission as in flight, or refuse: a key already recorded is never redone.
+
+    Kept deliberately simple for now: any earlier record of the key stops the dispatch
+    (the reconcile work decides later what a person may re-dispatch).
+    """
+    key = submission_key(run_id, iteration, step_id)
+    row = db.conn.execute(
+        "SELECT input_fingerprint, state FROM submissions WHERE idempotency_key = ?", (key,)
+    ).fetchone()
+    if row is not None:
+        raise _refusal(key, row[0], row[1], input_fingerprint, run_id, iteration, step_id)
+    now = db.stamp()
+    db.conn.execute(
+        "INSERT INTO submissions (idempotency_key, run_id, iteration, step_id, "
+        "input_fingerprint, state, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (key, run_id, iteration, step_id, input_fingerprint, SubmissionState.IN_FLIGHT, now, now),
+    )
+
+
+def dispatch_submission(db: JournalDb, run_id: str, iteration: int, step_id: str) -> None:
+    key = submission_key(run_id, iteration, step_id)
+    changed = db.conn.execute(
+        "UPDATE submissions SET state = 'dispatched', updated_at = ? "
+        "WHERE idempotency_key = ? AND state = 'in_flight'",
+        (db.stamp(), key),
+    ).rowcount
+    if changed == 0:
+        raise JournalError(
+            f"submission {key} was not in flight when it was dispatched",
+            run_id=run_id,
+            iteration=iteration,
+            step=step_id,
+            fix="Record the submission as in flight before the action that dispatches it.",
+        )
+
+
+def _settle_submission(db: JournalDb, key: str, event: StepEvent) -> None:
+    """A passed step verifies its submission; a failure after dispatch leaves it unknown.
+
+    A submission still in flight when its step failed stays ``in_flight``: the click may
+    or may not have happened, which only reconciliation can tell.
+    """
+    if event is StepEvent.PASSED:
+        sql = "state IN ('in_flight', 'dispatched')"
+        state = SubmissionState.VERIFIED
+    else:
+        sql = "state = 'dispatched'"
+        state = SubmissionState.UNKNOWN
+    db.conn.execute(
+        f"UPDATE submissions SET state = ?, updated_at = ? WHERE idempotency_key = ? AND {sql}",
+        (state, db.stamp(), key),
+    )
+
+
+def _refusal(
+    key: str,
+    recorded_fingerprint: str,
+    state: str,
+    input_fingerprint: str,
+    run_id: str,
+    iteration: int,
+    step_id: str,
+) -> NorthstarError:
+    context: dict[str, Any] = {"run_id": run_id, "iteration": iteration, "step": step_id}
+    if recorded_fingerprint != input_fingerprint:
+        return IdempotencyConflict(
+            f"submission {key} was recorded with other inputs; nothing was dispatched", **context
+        )
+    return OutcomeUnknown(
+        f"submission {key} is already recorded as {state}; dispatching it again could repeat it",
+        fix="Reconcile the run (`northstar reconcile RUN_ID`) before dispatching again.",
+        **context,
+    )
+
+
+def to_json(value: Any, secrets: Collection[str]) -> str:
+    """Compact JSON with every secret value replaced, wherever it sits in the structure."""
+    return json.dumps(_scrub(value, secrets), default=str, separators=(",", ":"))
+
+
+def _scrub(value: Any, secrets: Collection[str]) -> Any:
+    if not secrets:
+        return value
+    if isinstance(value, str):
+        return redact(value, secrets)
+    if isinstance(value, Mapping):
+        return {str(key): _scrub(item, secrets) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_scrub(item, secrets) for item in value]
+    return value

@@ -1,0 +1,67 @@
+"""``JournalRecorder``: the runner's ``IterationRecorder``, written to the journal.
+
+Each call commits before it returns, so whatever the runner reported survives a crash of
+the worker the moment after. The in-flight record of a submission is also fsynced
+(``synchronous=FULL``): it is the one promise made before the browser acts, and a
+re-dispatch after a power loss must find it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from northstar.journal import _steps
+from northstar.journal._db import JournalDb
+from northstar.journal.schema import StepEvent
+from northstar.plan import BoundStep, Plan
+from northstar.results import StepResult
+
+__all__ = ["JournalRecorder"]
+
+
+class JournalRecorder:
+    """Records one run's steps; the iteration number comes from ``plan.iteration``."""
+
+    def __init__(self, db: JournalDb, run_id: str) -> None:
+        self._db = db
+        self.run_id = run_id
+
+    def step_started(self, plan: Plan, step: BoundStep) -> None:
+        with self._db.transaction("record a step start", **self._where(plan, step.id)):
+            self._ensure_step(plan, step)
+            _steps.add_event(self._db, self.run_id, plan.iteration, step.id, StepEvent.STARTED)
+
+    def submit_in_flight(self, plan: Plan, step: BoundStep) -> None:
+        """Durable before it returns; refuses (raises) a key that was recorded before."""
+        with (
+            self._db.durable(),
+            self._db.transaction("record a submission in flight", **self._where(plan, step.id)),
+        ):
+            self._ensure_step(plan, step)
+            _steps.open_submission(
+                self._db, self.run_id, plan.iteration, step.id, step.input_fingerprint
+            )
+            _steps.add_event(self._db, self.run_id, plan.iteration, step.id, StepEvent.IN_FLIGHT)
+
+    def submit_dispatched(self, plan: Plan, step: BoundStep) -> None:
+        with self._db.transaction("record a submission dispatched", **self._where(plan, step.id)):
+            _steps.dispatch_submission(self._db, self.run_id, plan.iteration, step.id)
+            _steps.add_event(self._db, self.run_id, plan.iteration, step.id, StepEvent.DISPATCHED)
+
+    def step_finished(self, plan: Plan, result: StepResult) -> None:
+        with self._db.transaction("record a step result", **self._where(plan, result.step_id)):
+            _steps.finish_step(self._db, self.run_id, plan.iteration, result, plan.secrets)
+
+    def _where(self, plan: Plan, step_id: str) -> dict[str, Any]:
+        return {"run_id": self.run_id, "iteration": plan.iteration, "step": step_id}
+
+    def _ensure_step(self, plan: Plan, step: BoundStep) -> None:
+        _steps.ensure_step(
+            self._db,
+            self.run_id,
+            plan.iteration,
+            step.id,
+            tab=step.tab,
+            kind=step.kind,
+            seq=step.index,
+        )

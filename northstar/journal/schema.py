@@ -1,0 +1,236 @@
+"""The journal's tables, their vocabulary, and the migrations that build them.
+
+The schema is versioned with ``PRAGMA user_version``: migration ``i`` of ``MIGRATIONS``
+takes a journal from version ``i`` to ``i + 1``. Opening an older journal applies the
+missing migrations in order, each in its own ``BEGIN IMMEDIATE`` transaction, so two
+processes opening the same file at once cannot both apply one. A journal written by a
+newer Northstar is refused rather than guessed at.
+
+To change the schema, append a migration; never edit one that has shipped.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Sequence
+from enum import StrEnum
+
+from northstar.errors import JournalError
+
+__all__ = [
+    "APPLICATION_ID",
+    "MIGRATIONS",
+    "SCHEMA_VERSION",
+    "Migration",
+    "RunStatus",
+    "StepEvent",
+    "SubmissionState",
+    "migrate",
+    "schema_version",
+]
+
+Migration = Callable[[sqlite3.Connection], None]
+
+# "NSTR": marks the SQLite file as a Northstar journal, so a stranger's database is not migrated.
+APPLICATION_ID = 0x4E535452
+
+
+class RunStatus(StrEnum):
+    """A run's status; everything but ``running`` is final for the worker that wrote it."""
+
+    RUNNING = "running"
+    VERIFIED = "verified"
+    FAILED = "failed"
+    NEEDS_REVIEW = "needs_review"
+    UNKNOWN = "unknown"
+    STOPPED = "stopped"
+    BLOCKED = "blocked"
+
+
+class StepEvent(StrEnum):
+    """A transition of one step, in the order they can happen."""
+
+    STARTED = "started"
+    IN_FLIGHT = "in_flight"
+    DISPATCHED = "dispatched"
+    PASSED = "passed"
+    FAILED = "failed"
+    SKIPPED = "skipped"
+
+
+class SubmissionState(StrEnum):
+    """Where a submission (a step with ``effect: submit``) stands."""
+
+    IN_FLIGHT = "in_flight"
+    DISPATCHED = "dispatched"
+    VERIFIED = "verified"
+    FAILED = "failed"
+    UNKNOWN = "unknown"
+
+
+def _one_of(column: str, values: type[StrEnum]) -> str:
+    allowed = ", ".join(f"'{v.value}'" for v in values)
+    return f"CHECK ({column} IN ({allowed}))"
+
+
+_ITERATION_STATES = (
+    "'pending', 'running', 'verified', 'failed', 'needs_review', 'unknown', 'stopped'"
+)
+
+_V1 = (
+    f"PRAGMA application_id = {APPLICATION_ID}",
+    f"""CREATE TABLE runs (
+        run_id TEXT PRIMARY KEY,
+        recipe_path TEXT NOT NULL,
+        recipe_name TEXT NOT NULL,
+        definition_hash TEXT NOT NULL,
+        project TEXT NOT NULL,
+        profile TEXT NOT NULL,
+        params_fingerprint TEXT NOT NULL,
+        credential_hash TEXT NOT NULL,
+        total_iterations INTEGER NOT NULL CHECK (total_iterations >= 0),
+        options_json TEXT NOT NULL DEFAULT '{{}}',
+        status TEXT NOT NULL {_one_of("status", RunStatus)},
+        worker_pid INTEGER,
+        worker_host TEXT,
+        started_at TEXT NOT NULL,
+        ended_at TEXT,
+        heartbeat_at TEXT
+    )""",
+    "CREATE INDEX runs_by_start ON runs (started_at)",
+    f"""CREATE TABLE iterations (
+        run_id TEXT NOT NULL REFERENCES runs (run_id),
+        number INTEGER NOT NULL CHECK (number >= 1),
+        state TEXT NOT NULL CHECK (state IN ({_ITERATION_STATES})),
+        lane INTEGER,
+        params_fingerprint TEXT NOT NULL,
+        started_at TEXT,
+        ended_at TEXT,
+        duration_ms REAL,
+        reason_code TEXT,
+        reason TEXT,
+        failing_step TEXT,
+        evidence_count INTEGER NOT NULL DEFAULT 0,
+        model_calls INTEGER,
+        PRIMARY KEY (run_id, number)
+    )""",
+    """CREATE TABLE steps (
+        run_id TEXT NOT NULL,
+        iteration INTEGER NOT NULL,
+        step_id TEXT NOT NULL,
+        tab TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        PRIMARY KEY (run_id, iteration, step_id),
+        FOREIGN KEY (run_id, iteration) REFERENCES iterations (run_id, number)
+    )""",
+    f"""CREATE TABLE step_events (
+        id INTEGER PRIMARY KEY,
+        run_id TEXT NOT NULL,
+        iteration INTEGER NOT NULL,
+        step_id TEXT NOT NULL,
+        event TEXT NOT NULL {_one_of("event", StepEvent)},
+        at TEXT NOT NULL,
+        duration_ms REAL,
+        evidence_json TEXT,
+        error_json TEXT,
+        FOREIGN KEY (run_id, iteration, step_id) REFERENCES steps (run_id, iteration, step_id)
+    )""",
+    "CREATE INDEX step_events_by_step ON step_events (run_id, iteration, step_id)",
+    """CREATE TABLE outputs (
+        run_id TEXT NOT NULL,
+        iteration INTEGER NOT NULL,
+        name TEXT NOT NULL,
+        value TEXT NOT NULL,
+        PRIMARY KEY (run_id, iteration, name),
+        FOREIGN KEY (run_id, iteration) REFERENCES iterations (run_id, number)
+    )""",
+    f"""CREATE TABLE submissions (
+        idempotency_key TEXT PRIMARY KEY,
+        run_id TEXT NOT NULL REFERENCES runs (run_id),
+        iteration INTEGER NOT NULL,
+        step_id TEXT NOT NULL,
+        input_fingerprint TEXT NOT NULL,
+        state TEXT NOT NULL {_one_of("state", SubmissionState)},
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+    )""",
+    "CREATE INDEX submissions_by_run ON submissions (run_id, iteration)",
+    """CREATE TABLE events (
+        id INTEGER PRIMARY KEY,
+        run_id TEXT NOT NULL REFERENCES runs (run_id),
+        at TEXT NOT NULL,
+        name TEXT NOT NULL,
+        payload_json TEXT NOT NULL DEFAULT '{}'
+    )""",
+    "CREATE INDEX events_by_run ON events (run_id, id)",
+)
+
+
+def _statements(*sql: str) -> Migration:
+    """A migration made of plain SQL statements, run one by one inside its transaction."""
+
+    def apply(conn: sqlite3.Connection) -> None:
+        for statement in sql:
+            conn.execute(statement)
+
+    return apply
+
+
+MIGRATIONS: tuple[Migration, ...] = (_statements(*_V1),)
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def schema_version(conn: sqlite3.Connection) -> int:
+    """The journal's ``user_version`` (0 for a file no migration has touched)."""
+    row = conn.execute("PRAGMA user_version").fetchone()
+    return int(row[0])
+
+
+def migrate(
+    conn: sqlite3.Connection, *, path: str = "", migrations: Sequence[Migration] = MIGRATIONS
+) -> int:
+    """Apply the migrations ``conn``'s journal lacks; return the version it ends at.
+
+    ``conn`` must be in autocommit mode (``isolation_level=None``): each migration
+    commits on its own, so a failure leaves the journal at the last good version.
+    """
+    target = len(migrations)
+    while (version := _check_version(conn, path, target)) < target:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            # Re-read inside the write lock: another process may have migrated meanwhile.
+            if schema_version(conn) == version:
+                migrations[version](conn)
+                conn.execute(f"PRAGMA user_version = {version + 1}")
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:  # SQLite may have rolled back already
+                conn.execute("ROLLBACK")
+            raise
+    return target
+
+
+def _check_version(conn: sqlite3.Connection, path: str, target: int) -> int:
+    version = schema_version(conn)
+    if version > target:
+        raise JournalError(
+            f"the journal at {path or '?'} has schema version {version}; "
+            f"this Northstar reads up to version {target}",
+            path=path or None,
+            fix="Upgrade Northstar, or point --journal / NORTHSTAR_JOURNAL at another file.",
+        )
+    if not _is_northstar_file(conn, version):
+        raise JournalError(
+            f"{path or 'the file'} is an SQLite database but not a Northstar journal",
+            path=path or None,
+            fix="Point --journal / NORTHSTAR_JOURNAL at a new file or an existing journal.",
+        )
+    return version
+
+
+def _is_northstar_file(conn: sqlite3.Connection, version: int) -> bool:
+    """A journal carries our application id; an untouched file has no tables yet."""
+    if version > 0:
+        return int(conn.execute("PRAGMA application_id").fetchone()[0]) == APPLICATION_ID
+    return int(conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]) == 0

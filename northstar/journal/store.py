@@ -1,0 +1,344 @@
+"""``Journal``: the durable writer of runs, iterations, outputs, submissions and events.
+
+One ``Journal`` per worker process, used from one thread. Every method commits before
+it returns; methods that write several rows do so in one ``BEGIN IMMEDIATE`` transaction.
+Readers never use this class: they open the file read-only through ``northstar.readers``.
+
+What is never stored: secret parameter values and the run's credential. Callers pass a
+``params_fingerprint`` in which secret values are already hashed (``Plan.params_fingerprint``
+is one) and the journal stores it as given; ``options`` must not carry secret values either.
+The credential is returned once by ``create_run``; only its sha256 is kept.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+import secrets
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self
+
+from northstar.errors import CredentialsInvalid, JournalError, OutputSaveFailed, RunNotFound
+from northstar.journal import _steps
+from northstar.journal._db import Clock, JournalDb, sqlite_errors, utc_now, worker_identity
+from northstar.journal._paths import resolve_journal_path
+from northstar.journal.recorder import JournalRecorder
+from northstar.journal.schema import RunStatus, SubmissionState
+from northstar.results import IterationResult, IterationState
+
+__all__ = ["Journal", "SubmissionRecord", "credential_hash", "new_run_id"]
+
+
+def new_run_id() -> str:
+    """``r-`` and 12 hex characters: short enough to type, random enough not to collide."""
+    return "r-" + secrets.token_hex(6)
+
+
+def credential_hash(credential: str) -> str:
+    """sha256 of the credential: it is 256 random bits, so a fast hash cannot be brute-forced."""
+    return hashlib.sha256(credential.encode()).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class SubmissionRecord:
+    """A submission as the journal knows it (see ``northstar.journal.schema.SubmissionState``)."""
+
+    idempotency_key: str
+    run_id: str
+    iteration: int
+    step_id: str
+    input_fingerprint: str
+    state: SubmissionState
+    created_at: str
+    updated_at: str
+
+
+class Journal:
+    """The writer; open it with ``Journal.open()`` and close it (or use ``with``)."""
+
+    def __init__(self, db: JournalDb) -> None:
+        self._db = db
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str] | None = None, *, now: Clock = utc_now) -> Journal:
+        """Open or create the journal (see ``resolve_journal_path``) and migrate it."""
+        return cls(JournalDb.connect(resolve_journal_path(path), now))
+
+    @property
+    def path(self) -> Path:
+        return self._db.path
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # Runs
+
+    def create_run(
+        self,
+        *,
+        recipe_path: str,
+        recipe_name: str,
+        definition_hash: str,
+        project: str,
+        profile: str,
+        params_fingerprint: str,
+        total_iterations: int,
+        options: Mapping[str, Any],
+    ) -> tuple[str, str]:
+        """Record a new running run; return ``(run_id, credential)``, the credential only once."""
+        run_id, credential = new_run_id(), secrets.token_urlsafe(32)
+        pid, host = worker_identity()
+        now = self._db.stamp()
+        self._db.execute(
+            "create the run",
+            "INSERT INTO runs (run_id, recipe_path, recipe_name, definition_hash, project, "
+            "profile, params_fingerprint, credential_hash, total_iterations, options_json, "
+            "status, worker_pid, worker_host, started_at, heartbeat_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?)",
+            (
+                run_id,
+                recipe_path,
+                recipe_name,
+                definition_hash,
+                project,
+                profile,
+                params_fingerprint,
+                credential_hash(credential),
+                total_iterations,
+                json.dumps(dict(options), sort_keys=True, default=str),
+                pid,
+                host,
+                now,
+                now,
+            ),
+        )
+        return run_id, credential
+
+    def check_credential(self, run_id: str, credential: str | None) -> None:
+        """Raise ``CredentialsInvalid`` unless ``credential`` is the run's (constant-time)."""
+        row = self._db.one("SELECT credential_hash FROM runs WHERE run_id = ?", (run_id,))
+        if row is None:
+            raise RunNotFound(f"no run {run_id!r} in the journal", run_id=run_id)
+        if not credential or not hmac.compare_digest(credential_hash(credential), row[0]):
+            raise CredentialsInvalid("the run's credential is missing or wrong", run_id=run_id)
+
+    def finish_run(self, run_id: str, status: RunStatus | str) -> None:
+        """Set the run's final status (or back to ``running`` on resume, which clears the end)."""
+        final = _run_status(status)
+        ended = None if final is RunStatus.RUNNING else self._db.stamp()
+        cursor = self._db.execute(
+            "finish the run",
+            "UPDATE runs SET status = ?, ended_at = ? WHERE run_id = ?",
+            (final.value, ended, run_id),
+        )
+        _require(cursor.rowcount, run_id)
+
+    def heartbeat(self, run_id: str) -> None:
+        """Show readers the worker is alive; the CLI calls it between steps and iterations."""
+        cursor = self._db.execute(
+            "record a heartbeat",
+            "UPDATE runs SET heartbeat_at = ? WHERE run_id = ?",
+            (self._db.stamp(), run_id),
+        )
+        _require(cursor.rowcount, run_id)
+
+    def event(self, run_id: str, name: str, **payload: Any) -> None:
+        """Append to the run's event log; ``payload`` must not carry secret values."""
+        self._db.execute(
+            "record an event",
+            "INSERT INTO events (run_id, at, name, payload_json) VALUES (?, ?, ?, ?)",
+            (run_id, self._db.stamp(), name, json.dumps(payload, sort_keys=True, default=str)),
+        )
+
+    # Iterations
+
+    def start_iteration(
+        self, run_id: str, number: int, *, params_fingerprint: str, lane: int | None = None
+    ) -> None:
+        """Mark iteration ``number`` running, claimed by this process (pid, host)."""
+        pid, host = worker_identity()
+        now = self._db.stamp()
+        with self._db.transaction("start the iteration", run_id=run_id, iteration=number):
+            claimed = self._db.conn.execute(
+                "UPDATE runs SET worker_pid = ?, worker_host = ?, heartbeat_at = ? "
+                "WHERE run_id = ?",
+                (pid, host, now, run_id),
+            ).rowcount
+            _require(claimed, run_id)
+            self._refuse_restart(run_id, number)
+            self._db.conn.execute(
+                "INSERT INTO iterations (run_id, number, state, lane, params_fingerprint, "
+                "started_at) VALUES (?, ?, 'running', ?, ?, ?) "
+                "ON CONFLICT (run_id, number) DO UPDATE SET state = 'running', "
+                "lane = excluded.lane, params_fingerprint = excluded.params_fingerprint, "
+                "started_at = excluded.started_at",
+                (run_id, number, lane, params_fingerprint, now),
+            )
+
+    def finish_iteration(
+        self, run_id: str, result: IterationResult, *, secrets: Collection[str] = ()
+    ) -> None:
+        """Write the verdict and fill in steps the runner reported only in ``result``.
+
+        ``secrets`` (``Plan.secrets``) are scrubbed from the evidence written here.
+        Outputs are saved separately with ``save_outputs``.
+        """
+        number = result.iteration
+        _require_final(result.state, run_id, number)
+        with self._db.transaction("finish the iteration", run_id=run_id, iteration=number):
+            updated = self._db.conn.execute(
+                "UPDATE iterations SET state = ?, ended_at = ?, duration_ms = ?, "
+                "reason_code = ?, reason = ?, failing_step = ?, evidence_count = ?, "
+                "model_calls = ? WHERE run_id = ? AND number = ?",
+                (
+                    result.state.value,
+                    self._db.stamp(),
+                    result.duration_ms,
+                    result.reason_code,
+                    result.reason,
+                    result.failing_step,
+                    result.evidence_count,
+                    result.model_calls,
+                    run_id,
+                    number,
+                ),
+            ).rowcount
+            _require_iteration(updated, run_id, number)
+            for step in result.steps:
+                if not _steps.has_final_event(self._db, run_id, number, step.step_id):
+                    _steps.finish_step(self._db, run_id, number, step, secrets)
+
+    def mark_iteration(
+        self,
+        run_id: str,
+        number: int,
+        state: IterationState,
+        *,
+        reason_code: str | None = None,
+        reason: str | None = None,
+    ) -> None:
+        """Change an iteration's state (e.g. ``needs_review`` when its outputs were not saved)."""
+        ended = self._db.stamp() if state.is_final else None
+        cursor = self._db.execute(
+            "mark the iteration",
+            "UPDATE iterations SET state = ?, ended_at = COALESCE(?, ended_at), "
+            "reason_code = COALESCE(?, reason_code), reason = COALESCE(?, reason) "
+            "WHERE run_id = ? AND number = ?",
+            (state.value, ended, reason_code, reason, run_id, number),
+        )
+        _require_iteration(cursor.rowcount, run_id, number)
+
+    def save_outputs(self, run_id: str, number: int, outputs: Mapping[str, str]) -> None:
+        """Save an iteration's outputs together; failure is ``OutputSaveFailed`` (needs review)."""
+        try:
+            with self._db.transaction("save the outputs", run_id=run_id, iteration=number):
+                self._db.conn.executemany(
+                    "INSERT INTO outputs (run_id, iteration, name, value) VALUES (?, ?, ?, ?) "
+                    "ON CONFLICT (run_id, iteration, name) DO UPDATE SET value = excluded.value",
+                    [(run_id, number, name, str(value)) for name, value in outputs.items()],
+                )
+        except JournalError as exc:
+            raise OutputSaveFailed(
+                f"the outputs could not be saved in the journal: {exc.message}",
+                run_id=run_id,
+                iteration=number,
+            ) from exc
+
+    # Steps and submissions
+
+    def recorder(self, run_id: str) -> JournalRecorder:
+        """The runner's ``IterationRecorder`` for ``run_id``, writing to this journal."""
+        return JournalRecorder(self._db, run_id)
+
+    def submission(self, run_id: str, iteration: int, step_id: str) -> SubmissionRecord | None:
+        """What the journal knows of a step's submission, if anything."""
+        key = _steps.submission_key(run_id, iteration, step_id)
+        row = self._db.one(
+            "SELECT idempotency_key, run_id, iteration, step_id, input_fingerprint, state, "
+            "created_at, updated_at FROM submissions WHERE idempotency_key = ?",
+            (key,),
+        )
+        if row is None:
+            return None
+        key, run, number, step, fingerprint, state, created, updated = row
+        return SubmissionRecord(
+            key, run, number, step, fingerprint, SubmissionState(state), created, updated
+        )
+
+    def set_submission_state(
+        self, run_id: str, iteration: int, step_id: str, state: SubmissionState
+    ) -> None:
+        """Record a reconciled outcome (e.g. ``verified`` or ``failed`` after a probe)."""
+        key = _steps.submission_key(run_id, iteration, step_id)
+        cursor = self._db.execute(
+            "update the submission",
+            "UPDATE submissions SET state = ?, updated_at = ? WHERE idempotency_key = ?",
+            (SubmissionState(state).value, self._db.stamp(), key),
+        )
+        if cursor.rowcount == 0:
+            raise JournalError(f"no submission {key} in the journal", run_id=run_id, step=step_id)
+
+    def _refuse_restart(self, run_id: str, number: int) -> None:
+        """An iteration that ended keeps its verdict: starting it again would hide it."""
+        with sqlite_errors("read the iteration"):
+            row = self._db.conn.execute(
+                "SELECT state FROM iterations WHERE run_id = ? AND number = ?", (run_id, number)
+            ).fetchone()
+        if row is not None and IterationState(row[0]).is_final:
+            raise JournalError(
+                f"iteration {number} of run {run_id} already ended as {row[0]}",
+                run_id=run_id,
+                iteration=number,
+                fix="Start the next iteration, or reconcile this one first.",
+            )
+
+
+def _run_status(status: RunStatus | str) -> RunStatus:
+    try:
+        return RunStatus(status)
+    except ValueError:
+        allowed = ", ".join(s.value for s in RunStatus)
+        raise JournalError(
+            f"{status!r} is not a run status", fix=f"Use one of: {allowed}."
+        ) from None
+
+
+def _require(rowcount: int, run_id: str) -> None:
+    if rowcount == 0:
+        raise RunNotFound(f"no run {run_id!r} in the journal", run_id=run_id)
+
+
+def _require_iteration(rowcount: int, run_id: str, number: int) -> None:
+    if rowcount == 0:
+        raise JournalError(
+            f"iteration {number} of run {run_id} was never started",
+            run_id=run_id,
+            iteration=number,
+            fix="Call start_iteration before recording the iteration's result.",
+        )
+
+
+def _require_final(state: IterationState, run_id: str, number: int) -> None:
+    if not state.is_final:
+        raise JournalError(
+            f"iteration {number} of run {run_id} cannot finish in state {state.value!r}",
+            run_id=run_id,
+            iteration=number,
+            fix="Finish an iteration with a final state (verified, failed, ...).",
+        )

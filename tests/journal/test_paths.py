@@ -1,0 +1,50 @@
+"""Where the journal lives: explicit argument > NORTHSTAR_JOURNAL > .northstar/journal.db."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from northstar.errors import JournalError
+from northstar.journal import DEFAULT_JOURNAL_PATH, JOURNAL_ENV, Journal, resolve_journal_path
+
+
+def test_the_default_is_relative_to_the_current_directory() -> None:
+    assert resolve_journal_path(None, environ={}) == Path(".northstar/journal.db")
+    assert Path(".northstar/journal.db") == DEFAULT_JOURNAL_PATH
+
+
+def test_the_environment_overrides_the_default() -> None:
+    assert resolve_journal_path(None, environ={JOURNAL_ENV: "/x/j.db"}) == Path("/x/j.db")
+
+
+def test_an_explicit_path_overrides_the_environment() -> None:
+    env = {JOURNAL_ENV: "/x/j.db"}
+    assert resolve_journal_path("/y/k.db", environ=env) == Path("/y/k.db")
+
+
+def test_an_empty_environment_variable_counts_as_unset() -> None:
+    assert resolve_journal_path(None, environ={JOURNAL_ENV: ""}) == DEFAULT_JOURNAL_PATH
+
+
+def test_an_explicit_empty_path_is_an_error_not_the_default() -> None:
+    with pytest.raises(JournalError, match="empty"):
+        resolve_journal_path("", environ={})
+
+
+def test_the_real_environment_is_read_when_none_is_given(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv(JOURNAL_ENV, str(tmp_path / "env.db"))
+    assert resolve_journal_path(None) == tmp_path / "env.db"
+
+
+def test_open_without_a_path_creates_the_default_under_the_current_directory(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.delenv(JOURNAL_ENV, raising=False)
+    monkeypatch.chdir(tmp_path)
+    with Journal.open() as journal:
+        assert journal.path == DEFAULT_JOURNAL_PATH
+    assert (tmp_path / ".northstar" / "journal.db").is_file()

@@ -1,0 +1,248 @@
+"""The runner's recorder: every step committed, the in-flight record fsynced, secrets kept out."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import Self
+
+import pytest
+
+from northstar.errors import (
+    ExpectationFailed,
+    IdempotencyConflict,
+    JournalError,
+    OutcomeUnknown,
+)
+from northstar.journal import Journal, StepEvent, SubmissionState
+from northstar.plan import BoundStep, BoundTab, Plan
+from northstar.recipe import Check, Target
+from northstar.results import Evidence, IterationState, StepResult, StepStatus
+from northstar.runner import IterationRecorder, ProgramRunner
+
+from .helpers import SECRET, create_run, make_plan
+
+
+@dataclass
+class FakeSession:
+    """Echoes what it is asked, like a page would; fails where told to."""
+
+    fail_check_of: str | None = None
+    tabs: set[str] = field(default_factory=set)
+
+    def has_tab(self, role: str) -> bool:
+        return role in self.tabs
+
+    async def open_tab(self, tab: BoundTab, *, timeout_ms: int) -> Evidence:
+        self.tabs.add(tab.role)
+        return Evidence("url", tab.role, tab.start or "", True, tab.start or "")
+
+    async def perform(
+        self, step: BoundStep, *, before_dispatch: Callable[[], None] = lambda: None
+    ) -> tuple[Evidence, ...]:
+        before_dispatch()
+        typed = step.step.fill.value if step.step.fill else ""
+        return (Evidence("action", step.tab, step.kind, True, str(typed)),)
+
+    async def check(self, check: Check, *, tab: str, timeout_ms: int) -> Evidence:
+        if check.text is not None and check.text.contains == self.fail_check_of:
+            raise ExpectationFailed("the text did not appear", tab=tab)
+        return Evidence("text", tab, "Published", True, "Published")
+
+    async def read(
+        self,
+        source: str,
+        *,
+        tab: str,
+        target: Target | None,
+        attribute: str | None,
+        timeout_ms: int,
+    ) -> str:
+        return "value"
+
+    async def screenshot(self, tab: str) -> bytes | None:
+        return None
+
+
+@dataclass
+class FakeHost:
+    session_to_use: FakeSession
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        return None
+
+    @asynccontextmanager
+    async def session(self, plan: Plan) -> AsyncIterator[FakeSession]:
+        yield self.session_to_use
+
+
+def events(journal: Journal, step_id: str) -> list[str]:
+    found = journal._db.conn.execute(
+        "SELECT event FROM step_events WHERE step_id = ? ORDER BY id", (step_id,)
+    ).fetchall()
+    return [event for (event,) in found]
+
+
+@pytest.fixture
+def run_id(journal: Journal, plan: Plan) -> str:
+    run_id, _ = create_run(journal)
+    journal.start_iteration(run_id, plan.iteration, params_fingerprint=plan.params_fingerprint)
+    return run_id
+
+
+def test_the_recorder_is_an_iteration_recorder(journal: Journal, run_id: str) -> None:
+    recorder: IterationRecorder = journal.recorder(run_id)
+    assert recorder is not None
+
+
+async def test_a_verified_iteration_through_the_real_runner(
+    journal: Journal, run_id: str, plan: Plan
+) -> None:
+    runner = ProgramRunner(FakeHost(FakeSession()), recorder=journal.recorder(run_id))
+    result = await runner.run_iteration(plan)
+    journal.finish_iteration(run_id, result, secrets=plan.secrets)
+
+    assert result.verified
+    assert events(journal, "open-form") == ["started", "passed"]
+    assert events(journal, "publish") == ["started", "in_flight", "dispatched", "passed"]
+    assert events(journal, "done_when") == ["passed"]
+    steps = journal._db.conn.execute("SELECT step_id, seq FROM steps ORDER BY seq").fetchall()
+    assert steps == [("open-form", 0), ("fill-password", 1), ("publish", 2), ("done_when", 3)]
+    submission = journal.submission(run_id, 1, "publish")
+    assert submission is not None
+    assert submission.state is SubmissionState.VERIFIED
+    assert submission.input_fingerprint == plan.step("publish").input_fingerprint
+    [(stored,)] = journal._db.conn.execute("SELECT group_concat(evidence_json) FROM step_events")
+    assert SECRET not in stored  # the fake page echoed the typed password as evidence
+    assert "[redacted]" in stored
+
+
+async def test_a_failure_after_dispatch_leaves_the_submission_unknown(
+    journal: Journal, run_id: str, plan: Plan
+) -> None:
+    host = FakeHost(FakeSession(fail_check_of="Published"))
+    result = await ProgramRunner(host, recorder=journal.recorder(run_id)).run_iteration(plan)
+    journal.finish_iteration(run_id, result, secrets=plan.secrets)
+
+    assert result.state is IterationState.UNKNOWN
+    assert events(journal, "publish") == ["started", "in_flight", "dispatched", "failed"]
+    [(error,)] = journal._db.conn.execute(
+        "SELECT error_json FROM step_events WHERE event = 'failed'"
+    ).fetchall()
+    assert '"code":"EXPECTATION_FAILED"' in str(error)
+    submission = journal.submission(run_id, 1, "publish")
+    assert submission is not None
+    assert submission.state is SubmissionState.UNKNOWN
+
+
+def test_the_in_flight_record_is_committed_with_synchronous_full(
+    journal: Journal, run_id: str, plan: Plan
+) -> None:
+    statements: list[str] = []
+    journal._db.conn.set_trace_callback(statements.append)
+    journal.recorder(run_id).submit_in_flight(plan, plan.step("publish"))
+    journal._db.conn.set_trace_callback(None)
+
+    sync_full = statements.index("PRAGMA synchronous = FULL")
+    commit = statements.index("COMMIT")
+    sync_normal = statements.index("PRAGMA synchronous = NORMAL")
+    insert = next(i for i, s in enumerate(statements) if s.startswith("INSERT INTO submissions"))
+    assert sync_full < insert < commit < sync_normal
+    assert journal._db.conn.execute("PRAGMA synchronous").fetchone()[0] == 1  # back to NORMAL
+
+
+def test_every_step_record_is_committed_when_the_call_returns(
+    journal: Journal, run_id: str, plan: Plan
+) -> None:
+    recorder = journal.recorder(run_id)
+    recorder.step_started(plan, plan.steps[0])
+    assert not journal._db.conn.in_transaction
+    recorder.step_finished(plan, StepResult("open-form", "admin", "goto", StepStatus.PASSED))
+    assert not journal._db.conn.in_transaction
+
+
+def test_a_recorded_submission_is_never_dispatched_again(
+    journal: Journal, run_id: str, plan: Plan
+) -> None:
+    recorder = journal.recorder(run_id)
+    publish = plan.step("publish")
+    recorder.submit_in_flight(plan, publish)
+    with pytest.raises(OutcomeUnknown, match="already recorded as in_flight"):
+        recorder.submit_in_flight(plan, publish)
+    other_inputs = make_plan(title="Other")
+    with pytest.raises(IdempotencyConflict) as caught:
+        recorder.submit_in_flight(other_inputs, other_inputs.step("publish"))
+    assert caught.value.context == {"run_id": run_id, "iteration": 1, "step": "publish"}
+    assert events(journal, "publish") == ["in_flight"]  # the refusals wrote nothing
+
+
+def test_dispatch_needs_an_in_flight_record(journal: Journal, run_id: str, plan: Plan) -> None:
+    with pytest.raises(JournalError, match="not in flight"):
+        journal.recorder(run_id).submit_dispatched(plan, plan.step("publish"))
+
+
+def test_a_reconciled_submission_state_can_be_recorded(
+    journal: Journal, run_id: str, plan: Plan
+) -> None:
+    journal.recorder(run_id).submit_in_flight(plan, plan.step("publish"))
+    journal.set_submission_state(run_id, 1, "publish", SubmissionState.FAILED)
+    submission = journal.submission(run_id, 1, "publish")
+    assert submission is not None
+    assert submission.state is SubmissionState.FAILED
+    assert journal.submission(run_id, 1, "open-form") is None
+    with pytest.raises(JournalError, match="no submission"):
+        journal.set_submission_state(run_id, 1, "open-form", SubmissionState.FAILED)
+
+
+def test_secret_values_are_scrubbed_from_evidence_and_errors(
+    journal: Journal, run_id: str, plan: Plan, journal_path: Path
+) -> None:
+    leaked = StepResult(
+        "fill-password",
+        "admin",
+        "fill",
+        StepStatus.FAILED,
+        evidence=(Evidence("value", "admin", SECRET, False, f"got {SECRET}!"),),
+        error={"code": "ACTION_FAILED", "message": f"cannot type {SECRET}", "nested": [SECRET]},
+    )
+    journal.recorder(run_id).step_finished(plan, leaked)
+    [(evidence, error)] = journal._db.conn.execute(
+        "SELECT evidence_json, error_json FROM step_events"
+    ).fetchall()
+    assert SECRET not in str(evidence) + str(error)
+    assert "[redacted]" in str(evidence)
+    assert "cannot type [redacted]" in str(error)
+    journal.close()
+    assert SECRET.encode() not in journal_path.read_bytes()
+
+
+def test_a_step_cannot_be_reported_finished_while_running(
+    journal: Journal, run_id: str, plan: Plan
+) -> None:
+    running = StepResult("open-form", "admin", "goto", StepStatus.RUNNING)
+    with pytest.raises(
+        JournalError, match="step 'open-form': reported as finished while still 'running'"
+    ):
+        journal.recorder(run_id).step_finished(plan, running)
+
+
+def test_step_events_name_every_transition() -> None:
+    assert [e.value for e in StepEvent] == [
+        "started",
+        "in_flight",
+        "dispatched",
+        "passed",
+        "failed",
+        "skipped",
+    ]

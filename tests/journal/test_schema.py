@@ -1,0 +1,135 @@
+"""Schema creation, versioning and migration of the journal file."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from northstar.errors import JournalError
+from northstar.journal import SCHEMA_VERSION, Journal
+from northstar.journal.schema import MIGRATIONS, migrate, schema_version
+
+from .helpers import create_run
+
+TABLES = {"runs", "iterations", "steps", "step_events", "outputs", "submissions", "events"}
+
+
+def tables(path: Path) -> set[str]:
+    with sqlite3.connect(path) as conn:
+        rows = conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
+    return {name for (name,) in rows}
+
+
+def user_version(path: Path) -> int:
+    with sqlite3.connect(path) as conn:
+        return int(conn.execute("PRAGMA user_version").fetchone()[0])
+
+
+def test_a_fresh_journal_gets_every_table_at_the_current_version(journal_path: Path) -> None:
+    Journal.open(journal_path).close()
+    assert journal_path.parent.is_dir()
+    assert tables(journal_path) == TABLES
+    assert user_version(journal_path) == SCHEMA_VERSION
+
+
+def test_the_journal_is_in_wal_mode_with_normal_sync(journal: Journal) -> None:
+    conn = journal._db.conn
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert conn.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL
+    assert conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+    assert conn.execute("PRAGMA busy_timeout").fetchone()[0] >= 1000
+
+
+def test_reopening_is_idempotent_and_keeps_the_data(journal_path: Path) -> None:
+    with Journal.open(journal_path) as first:
+        run_id, _ = create_run(first)
+    for _ in range(2):
+        Journal.open(journal_path).close()
+    assert user_version(journal_path) == SCHEMA_VERSION
+    with sqlite3.connect(journal_path) as conn:
+        assert conn.execute("SELECT run_id FROM runs").fetchall() == [(run_id,)]
+
+
+def test_an_empty_version_0_file_is_migrated(journal_path: Path) -> None:
+    journal_path.parent.mkdir(parents=True)
+    sqlite3.connect(journal_path).close()  # an SQLite file with user_version 0, no tables
+    Journal.open(journal_path).close()
+    assert tables(journal_path) == TABLES
+    assert user_version(journal_path) == SCHEMA_VERSION
+
+
+def test_a_journal_from_a_newer_northstar_is_refused(journal_path: Path) -> None:
+    Journal.open(journal_path).close()
+    with sqlite3.connect(journal_path) as conn:
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    with pytest.raises(JournalError, match="schema version") as caught:
+        Journal.open(journal_path)
+    assert caught.value.code == "JOURNAL_ERROR"
+    assert "Upgrade Northstar" in caught.value.fix
+
+
+def test_a_foreign_sqlite_database_is_not_touched(journal_path: Path) -> None:
+    journal_path.parent.mkdir(parents=True)
+    with sqlite3.connect(journal_path) as conn:
+        conn.execute("CREATE TABLE mine (x)")
+    with pytest.raises(JournalError, match="not a Northstar journal"):
+        Journal.open(journal_path)
+    assert tables(journal_path) == {"mine"}
+    assert user_version(journal_path) == 0
+
+
+def test_a_file_that_is_not_sqlite_is_a_journal_error(journal_path: Path) -> None:
+    journal_path.parent.mkdir(parents=True)
+    journal_path.write_bytes(b"this is not a database, just some text" * 100)
+    with pytest.raises(JournalError, match="could not prepare the journal"):
+        Journal.open(journal_path)
+
+
+def add_notes(conn: sqlite3.Connection) -> None:
+    conn.execute("CREATE TABLE notes (run_id TEXT, text TEXT)")
+
+
+def test_a_hand_made_v1_journal_gets_only_the_missing_migrations(tmp_path: Path) -> None:
+    """The migration chain itself, with a second (test-only) migration after the real one."""
+    path = tmp_path / "v1.db"
+    conn = sqlite3.connect(path, isolation_level=None)
+    migrate(conn, migrations=MIGRATIONS[:1])
+    conn.execute(
+        "INSERT INTO runs (run_id, recipe_path, recipe_name, definition_hash, project, "
+        "profile, params_fingerprint, credential_hash, total_iterations, status, "
+        "started_at) VALUES ('r-1', 'p', 'n', 'd', 'p', 'p', 'f', 'h', 1, 'running', 't')"
+    )
+    assert schema_version(conn) == 1
+
+    applied: list[int] = []
+
+    def first_again(conn: sqlite3.Connection) -> None:
+        applied.append(1)
+
+    def second(conn: sqlite3.Connection) -> None:
+        applied.append(2)
+        add_notes(conn)
+
+    assert migrate(conn, migrations=(first_again, second)) == 2
+    assert applied == [2]
+    assert schema_version(conn) == 2
+    assert conn.execute("SELECT run_id FROM runs").fetchall() == [("r-1",)]
+    assert conn.execute("SELECT count(*) FROM notes").fetchone() == (0,)
+    conn.close()
+
+
+def test_a_failing_migration_leaves_the_last_good_version(tmp_path: Path) -> None:
+    path = tmp_path / "broken.db"
+    conn = sqlite3.connect(path, isolation_level=None)
+
+    def broken(conn: sqlite3.Connection) -> None:
+        add_notes(conn)
+        conn.execute("THIS IS NOT SQL")
+
+    with pytest.raises(sqlite3.OperationalError):
+        migrate(conn, migrations=(MIGRATIONS[0], broken))
+    assert schema_version(conn) == 1
+    assert "notes" not in {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+    conn.close()
