@@ -188,7 +188,7 @@ class _RunContext:
         result = await self.runner.run_iteration(plan)
         if result.verified:
             result = self._save_outputs(result)
-        self.journal.finish_iteration(self.run_id, result)
+        self.journal.finish_iteration(self.run_id, result, secrets=plan.secrets)
         log.info("iteration_finished", state=str(result.state), reason=result.reason_code)
         return result
 

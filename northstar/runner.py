@@ -33,8 +33,12 @@ class IterationRecorder(Protocol):
 
     def step_started(self, plan: Plan, step: BoundStep) -> None: ...
 
-    def submit_in_flight(self, plan: Plan, step: BoundStep) -> None:
-        """Called before a submitting action; must be durable when it returns."""
+    def submit_in_flight(self, plan: Plan, step: BoundStep) -> bool:
+        """Called right before a submitting action; durable when it returns.
+
+        ``False`` means the submission's key is already verified: the recorded result
+        stands and nothing is dispatched. A refusal (unknown outcome, other inputs) raises.
+        """
         ...
 
     def submit_dispatched(self, plan: Plan, step: BoundStep) -> None: ...
@@ -48,8 +52,8 @@ class NullRecorder:
     def step_started(self, plan: Plan, step: BoundStep) -> None:
         return None
 
-    def submit_in_flight(self, plan: Plan, step: BoundStep) -> None:
-        return None
+    def submit_in_flight(self, plan: Plan, step: BoundStep) -> bool:
+        return True
 
     def submit_dispatched(self, plan: Plan, step: BoundStep) -> None:
         return None
@@ -69,6 +73,16 @@ class _Attempt:
     def begin(self) -> None:
         self.count += 1
         self.evidence = []
+
+
+class _AlreadyVerified(Exception):
+    """Internal: the submission's key is verified in the journal; do not dispatch."""
+
+
+def _recorded_evidence(step: BoundStep) -> Evidence:
+    return Evidence(
+        "submission", step.tab, f"{step.id} submitted once", True, "recorded result; not re-sent"
+    )
 
 
 class _StopRequested(Exception):
@@ -184,10 +198,15 @@ class ProgramRunner:
             def dispatching() -> None:
                 # Durable before the action: a crash after this line leaves an unknown.
                 if step.is_submit:
-                    self._recorder.submit_in_flight(plan, step)
+                    if not self._recorder.submit_in_flight(plan, step):
+                        raise _AlreadyVerified
                     attempt.dispatched = True
 
-            attempt.evidence.extend(await session.perform(step, before_dispatch=dispatching))
+            try:
+                attempt.evidence.extend(await session.perform(step, before_dispatch=dispatching))
+            except _AlreadyVerified:
+                attempt.evidence.append(_recorded_evidence(step))
+                return  # its expectations held when it was verified; nothing was sent now
             if step.is_submit:
                 self._recorder.submit_dispatched(plan, step)
         for check in step.step.expect:

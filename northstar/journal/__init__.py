@@ -11,7 +11,7 @@ then ``.northstar/journal.db`` under the current directory.
 from northstar.journal._paths import DEFAULT_JOURNAL_PATH, JOURNAL_ENV, resolve_journal_path
 from northstar.journal.recorder import JournalRecorder
 from northstar.journal.schema import SCHEMA_VERSION, RunStatus, StepEvent, SubmissionState
-from northstar.journal.store import Journal, SubmissionRecord
+from northstar.journal.store import Journal, RunRecord, SubmissionRecord
 
 __all__ = [
     "DEFAULT_JOURNAL_PATH",
@@ -19,6 +19,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "Journal",
     "JournalRecorder",
+    "RunRecord",
     "RunStatus",
     "StepEvent",
     "SubmissionRecord",

@@ -127,24 +127,45 @@ def has_final_event(db: JournalDb, run_id: str, iteration: int, step_id: str) ->
 
 def open_submission(
     db: JournalDb, run_id: str, iteration: int, step_id: str, input_fingerprint: str
-) -> None:
-    """Record the submission as in flight, or refuse: a key already recorded is never redone.
+) -> bool:
+    """Record the submission as in flight; ``False`` if its key is already verified.
 
-    Kept deliberately simple for now: any earlier record of the key stops the dispatch
-    (the reconcile work decides later what a person may re-dispatch).
+    The same key with the same inputs: a verified submission is never sent again (the
+    caller uses the recorded result); one proven absent by reconciliation (``failed``)
+    may be sent again under the same key; any other state is an unknown outcome and
+    refused. The same key with other inputs is a conflict. A refusal dispatches nothing.
     """
     key = submission_key(run_id, iteration, step_id)
     row = db.conn.execute(
         "SELECT input_fingerprint, state FROM submissions WHERE idempotency_key = ?", (key,)
     ).fetchone()
-    if row is not None:
-        raise _refusal(key, row[0], row[1], input_fingerprint, run_id, iteration, step_id)
     now = db.stamp()
-    db.conn.execute(
-        "INSERT INTO submissions (idempotency_key, run_id, iteration, step_id, "
-        "input_fingerprint, state, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        (key, run_id, iteration, step_id, input_fingerprint, SubmissionState.IN_FLIGHT, now, now),
-    )
+    if row is None:
+        db.conn.execute(
+            "INSERT INTO submissions (idempotency_key, run_id, iteration, step_id, "
+            "input_fingerprint, state, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                key,
+                run_id,
+                iteration,
+                step_id,
+                input_fingerprint,
+                SubmissionState.IN_FLIGHT,
+                now,
+                now,
+            ),
+        )
+        return True
+    fingerprint, state = row
+    if fingerprint == input_fingerprint and state == SubmissionState.VERIFIED:
+        return False
+    if fingerprint == input_fingerprint and state == SubmissionState.FAILED:
+        db.conn.execute(
+            "UPDATE submissions SET state = ?, updated_at = ? WHERE idempotency_key = ?",
+            (SubmissionState.IN_FLIGHT, now, key),
+        )
+        return True
+    raise _refusal(key, fingerprint, state, input_fingerprint, run_id, iteration, step_id)
 
 
 def dispatch_submission(db: JournalDb, run_id: str, iteration: int, step_id: str) -> None:

@@ -87,7 +87,7 @@ def _start_iterations(journal: Journal, run_id: str, numbers: range) -> list[Pla
     return plans
 
 
-def _timed(call: Callable[[], None]) -> int:
+def _timed(call: Callable[[], object]) -> int:
     begin = time.perf_counter_ns()
     call()
     return time.perf_counter_ns() - begin

@@ -31,17 +31,25 @@ class JournalRecorder:
             self._ensure_step(plan, step)
             _steps.add_event(self._db, self.run_id, plan.iteration, step.id, StepEvent.STARTED)
 
-    def submit_in_flight(self, plan: Plan, step: BoundStep) -> None:
-        """Durable before it returns; refuses (raises) a key that was recorded before."""
+    def submit_in_flight(self, plan: Plan, step: BoundStep) -> bool:
+        """Durable before it returns; ``False`` if the key is already verified.
+
+        Raises (dispatching nothing) for a key whose outcome is unknown or whose inputs
+        differ; see ``_steps.open_submission``.
+        """
         with (
             self._db.durable(),
             self._db.transaction("record a submission in flight", **self._where(plan, step.id)),
         ):
             self._ensure_step(plan, step)
-            _steps.open_submission(
+            dispatch = _steps.open_submission(
                 self._db, self.run_id, plan.iteration, step.id, step.input_fingerprint
             )
-            _steps.add_event(self._db, self.run_id, plan.iteration, step.id, StepEvent.IN_FLIGHT)
+            if dispatch:
+                _steps.add_event(
+                    self._db, self.run_id, plan.iteration, step.id, StepEvent.IN_FLIGHT
+                )
+            return dispatch
 
     def submit_dispatched(self, plan: Plan, step: BoundStep) -> None:
         with self._db.transaction("record a submission dispatched", **self._where(plan, step.id)):

@@ -31,7 +31,7 @@ from northstar.journal.recorder import JournalRecorder
 from northstar.journal.schema import RunStatus, SubmissionState
 from northstar.results import IterationResult, IterationState
 
-__all__ = ["Journal", "SubmissionRecord", "credential_hash", "new_run_id"]
+__all__ = ["Journal", "RunRecord", "SubmissionRecord", "credential_hash", "new_run_id"]
 
 
 def new_run_id() -> str:
@@ -42,6 +42,23 @@ def new_run_id() -> str:
 def credential_hash(credential: str) -> str:
     """sha256 of the credential: it is 256 random bits, so a fast hash cannot be brute-forced."""
     return hashlib.sha256(credential.encode()).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class RunRecord:
+    """A run's binding and status, for reconcile and resume."""
+
+    run_id: str
+    recipe_path: str
+    definition_hash: str
+    project: str
+    profile: str
+    params_fingerprint: str
+    total_iterations: int
+    options: dict[str, Any]
+    status: str
+    worker_pid: int | None
+    worker_host: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -294,19 +311,72 @@ class Journal:
         if cursor.rowcount == 0:
             raise JournalError(f"no submission {key} in the journal", run_id=run_id, step=step_id)
 
+    def run_record(self, run_id: str) -> RunRecord:
+        """The run's binding and status, as recorded when it started."""
+        row = self._db.one(
+            "SELECT run_id, recipe_path, definition_hash, project, profile, params_fingerprint, "
+            "total_iterations, options_json, status, worker_pid, worker_host "
+            "FROM runs WHERE run_id = ?",
+            (run_id,),
+        )
+        if row is None:
+            raise RunNotFound(f"no run {run_id!r} in the journal", run_id=run_id)
+        run, recipe, definition, project, profile, fingerprint, total, options = row[:8]
+        status, pid, host = row[8:]
+        return RunRecord(
+            run,
+            recipe,
+            definition,
+            project,
+            profile,
+            fingerprint,
+            total,
+            json.loads(options),
+            status,
+            pid,
+            host,
+        )
+
+    def iteration_states(self, run_id: str) -> dict[int, tuple[IterationState, str]]:
+        """Each started iteration's state and parameter fingerprint, by number."""
+        with sqlite_errors("read the iterations"):
+            rows = self._db.conn.execute(
+                "SELECT number, state, params_fingerprint FROM iterations WHERE run_id = ?",
+                (run_id,),
+            ).fetchall()
+        return {number: (IterationState(state), fp) for number, state, fp in rows}
+
+    def open_submissions(self, run_id: str, iteration: int) -> list[SubmissionRecord]:
+        """Submissions of an iteration whose outcome is not settled (in flight or unknown)."""
+        with sqlite_errors("read the submissions"):
+            rows = self._db.conn.execute(
+                "SELECT step_id FROM submissions WHERE run_id = ? AND iteration = ? "
+                "AND state IN ('in_flight', 'dispatched', 'unknown') ORDER BY created_at",
+                (run_id, iteration),
+            ).fetchall()
+        found = [self.submission(run_id, iteration, step_id) for (step_id,) in rows]
+        return [record for record in found if record is not None]
+
     def _refuse_restart(self, run_id: str, number: int) -> None:
-        """An iteration that ended keeps its verdict: starting it again would hide it."""
+        """A settled iteration keeps its verdict: starting it again would hide it.
+
+        A failed or stopped iteration may be started again by ``resume``; its submissions
+        keep their keys, so nothing verified or unknown is sent twice.
+        """
         with sqlite_errors("read the iteration"):
             row = self._db.conn.execute(
                 "SELECT state FROM iterations WHERE run_id = ? AND number = ?", (run_id, number)
             ).fetchone()
-        if row is not None and IterationState(row[0]).is_final:
+        if row is not None and IterationState(row[0]) in _SETTLED:
             raise JournalError(
                 f"iteration {number} of run {run_id} already ended as {row[0]}",
                 run_id=run_id,
                 iteration=number,
                 fix="Start the next iteration, or reconcile this one first.",
             )
+
+
+_SETTLED = frozenset({IterationState.VERIFIED, IterationState.UNKNOWN, IterationState.NEEDS_REVIEW})
 
 
 def _run_status(status: RunStatus | str) -> RunStatus:

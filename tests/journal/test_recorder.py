@@ -246,3 +246,31 @@ def test_step_events_name_every_transition() -> None:
         "failed",
         "skipped",
     ]
+
+
+def test_a_verified_key_returns_the_recorded_result_and_dispatches_nothing(
+    journal: Journal, run_id: str, plan: Plan
+) -> None:
+    recorder = journal.recorder(run_id)
+    publish = plan.step("publish")
+    assert recorder.submit_in_flight(plan, publish) is True
+    journal.set_submission_state(run_id, 1, "publish", SubmissionState.VERIFIED)
+    assert recorder.submit_in_flight(plan, publish) is False
+    assert events(journal, "publish") == ["in_flight"]  # the second call wrote nothing
+    other_inputs = make_plan(title="Other")
+    with pytest.raises(IdempotencyConflict):
+        recorder.submit_in_flight(other_inputs, other_inputs.step("publish"))
+
+
+def test_a_key_proven_absent_may_be_dispatched_again_under_the_same_key(
+    journal: Journal, run_id: str, plan: Plan
+) -> None:
+    recorder = journal.recorder(run_id)
+    publish = plan.step("publish")
+    recorder.submit_in_flight(plan, publish)
+    journal.set_submission_state(run_id, 1, "publish", SubmissionState.FAILED)
+    assert recorder.submit_in_flight(plan, publish) is True
+    submission = journal.submission(run_id, 1, "publish")
+    assert submission is not None
+    assert submission.state is SubmissionState.IN_FLIGHT
+    assert submission.idempotency_key == f"{run_id}/1/publish"

@@ -152,13 +152,23 @@ def test_an_iteration_cannot_finish_while_running(journal: Journal) -> None:
         journal.finish_iteration(run_id, IterationResult(1, IterationState.RUNNING))
 
 
-def test_an_ended_iteration_cannot_be_started_again(journal: Journal) -> None:
+@pytest.mark.parametrize("state", ["verified", "unknown", "needs_review"])
+def test_a_settled_iteration_cannot_be_started_again(journal: Journal, state: str) -> None:
     run_id, _ = create_run(journal)
     journal.start_iteration(run_id, 1, params_fingerprint="p1")
-    journal.finish_iteration(run_id, IterationResult(1, IterationState.FAILED))
-    with pytest.raises(JournalError, match="already ended as failed"):
+    journal.finish_iteration(run_id, IterationResult(1, IterationState(state)))
+    with pytest.raises(JournalError, match=f"already ended as {state}"):
         journal.start_iteration(run_id, 1, params_fingerprint="p1")
-    assert rows(journal, "SELECT state FROM iterations") == [("failed",)]
+    assert rows(journal, "SELECT state FROM iterations") == [(state,)]
+
+
+@pytest.mark.parametrize("state", ["failed", "stopped"])
+def test_a_failed_or_stopped_iteration_may_be_started_again(journal: Journal, state: str) -> None:
+    run_id, _ = create_run(journal)
+    journal.start_iteration(run_id, 1, params_fingerprint="p1")
+    journal.finish_iteration(run_id, IterationResult(1, IterationState(state)))
+    journal.start_iteration(run_id, 1, params_fingerprint="p1")
+    assert rows(journal, "SELECT state FROM iterations") == [("running",)]
 
 
 def test_starting_an_iteration_of_an_unknown_run_is_run_not_found(journal: Journal) -> None:
