@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,7 +38,17 @@ from northstar.repeat import RepeatOptions, RepeatSummary, repeat_program
 from northstar.results import IterationResult, IterationState
 from northstar.runner import ProgramRunner
 
-__all__ = ["RunOutcome", "RunRequest", "StopSignal", "execute_run", "run_status"]
+__all__ = [
+    "RunOutcome",
+    "RunRequest",
+    "StopSignal",
+    "artifacts_dir",
+    "continue_run",
+    "execute_run",
+    "open_run",
+    "rows_fingerprint",
+    "run_status",
+]
 
 log = structlog.get_logger("northstar.execution")
 
@@ -135,24 +146,16 @@ class _RunContext:
         journal: Journal,
         stop: StopSignal,
         on_result: Callable[[IterationResult], None],
+        run_id: str,
     ) -> None:
         self.request = request
         self.journal = journal
         self.stop = stop
         self.on_result = on_result
+        self.run_id = run_id
         self.binding = _Binding(request.recipe_path)
         self.results: list[IterationResult] = []
-        self.run_id, self.credential = journal.create_run(
-            recipe_path=str(request.recipe_path),
-            recipe_name=request.compiled.recipe.name,
-            definition_hash=request.compiled.recipe_hash,
-            project=request.project,
-            profile=request.profile or "",
-            params_fingerprint=_rows_fingerprint(request),
-            total_iterations=request.repeat.count,
-            options={"interval_s": request.repeat.interval_s, "base_url": request.base_url},
-        )
-        self.artifacts = journal.path.parent / "runs" / self.run_id
+        self.artifacts = artifacts_dir(journal, run_id)
         self.runner = ProgramRunner(
             host,
             recorder=journal.recorder(self.run_id),
@@ -166,6 +169,10 @@ class _RunContext:
         return bind(self.request.compiled, values, base_url=self.request.base_url, iteration=number)
 
     async def iteration(self, number: int) -> IterationResult:
+        recorded = self.journal.iteration_states(self.run_id).get(number)
+        if recorded is not None and recorded[0] is IterationState.VERIFIED:
+            # Verified before a resume (e.g. by reconciliation): never done twice.
+            return IterationResult(number, IterationState.VERIFIED, reason="verified earlier")
         plan = self.plan(number)
         self._secrets = plan.secrets
         token = secret_values.set(plan.secrets)
@@ -228,11 +235,47 @@ class _RunContext:
             log.warning("screenshot_not_saved", error=redact(str(exc), self._secrets))
 
 
-def _rows_fingerprint(request: RunRequest) -> str:
+def rows_fingerprint(request: RunRequest) -> str:
     """One digest over every row's parameter fingerprint (secrets hashed first)."""
     specs = request.compiled.recipe.params
     parts = [params_fingerprint(specs, row) for row in request.rows]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+def artifacts_dir(journal: Journal, run_id: str) -> Path:
+    """Where a run's outputs, screenshots and credential file live, beside the journal."""
+    return journal.path.parent / "runs" / run_id
+
+
+def open_run(request: RunRequest, journal: Journal) -> tuple[str, str]:
+    """Record a new run bound to the request; returns ``(run_id, credential)``.
+
+    The credential is also written to ``runs/RUN_ID/credential`` (mode 0600) so that the
+    person who started the run can reconcile or resume it; it is never logged.
+    """
+    run_id, credential = journal.create_run(
+        recipe_path=str(request.recipe_path.resolve()),
+        recipe_name=request.compiled.recipe.name,
+        definition_hash=request.compiled.recipe_hash,
+        project=request.project,
+        profile=request.profile or "",
+        params_fingerprint=rows_fingerprint(request),
+        total_iterations=request.repeat.count,
+        options={"interval_s": request.repeat.interval_s, "base_url": request.base_url},
+    )
+    _save_credential(artifacts_dir(journal, run_id), credential)
+    return run_id, credential
+
+
+def _save_credential(folder: Path, credential: str) -> None:
+    """Only the owner may read it; if it cannot be written, ``--credential`` is the way."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        handle = os.open(folder / "credential", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(handle, "w") as file:
+            file.write(credential)
+    except OSError as exc:
+        log.warning("credential_not_saved", folder=str(folder), error=exc.__class__.__name__)
 
 
 async def execute_run(
@@ -244,27 +287,47 @@ async def execute_run(
     on_result: Callable[[IterationResult], None] = lambda result: None,
     on_start: Callable[[str], None] = lambda run_id: None,
 ) -> RunOutcome:
-    """Run every requested iteration; stop at the first that is not verified."""
+    """Start a run and do every requested iteration; stop at the first not verified."""
+    run_id, credential = open_run(request, journal)
+    on_start(run_id)
+    return await continue_run(
+        request, run_id, credential, host=host, journal=journal, stop=stop, on_result=on_result
+    )
+
+
+async def continue_run(
+    request: RunRequest,
+    run_id: str,
+    credential: str,
+    *,
+    host: BrowserHost,
+    journal: Journal,
+    first: int = 1,
+    stop: StopSignal | None = None,
+    on_result: Callable[[IterationResult], None] = lambda result: None,
+) -> RunOutcome:
+    """Do iterations ``first..count`` of a recorded run (a new one, or a resumed one)."""
     stop = stop or StopSignal()
-    run = _RunContext(request, host, journal, stop, on_result)
-    on_start(run.run_id)
+    run = _RunContext(request, host, journal, stop, on_result, run_id)
     error: NorthstarError | None = None
-    summary = RepeatSummary(requested=request.repeat.count)
+    summary = RepeatSummary(requested=request.repeat.count - first + 1)
     try:
         summary = await repeat_program(
-            run.iteration, request.repeat, sleep=stop.wait, should_stop=lambda: stop.requested
+            run.iteration,
+            request.repeat,
+            sleep=stop.wait,
+            should_stop=lambda: stop.requested,
+            first=first,
         )
     except ProgramIterationNotVerified as exc:
         error, summary = exc, exc.verified
     except NorthstarError as exc:  # the binding broke before an iteration started
-        error = exc.with_context(run_id=run.run_id)
-        journal.event(run.run_id, "run_stopped", code=exc.code, message=exc.message)
+        error = exc.with_context(run_id=run_id)
+        journal.event(run_id, "run_stopped", code=exc.code, message=exc.message)
     last = run.results[-1] if run.results else None
     status = run_status(summary, last, stop.requested)
     if error is not None and not isinstance(error, ProgramIterationNotVerified):
         status = "failed"  # the binding broke: no iteration of this run may go on
-    journal.finish_run(run.run_id, status)
+    journal.finish_run(run_id, status)
     structlog.contextvars.unbind_contextvars("run_id", "iteration")
-    return RunOutcome(
-        run.run_id, run.credential, status, summary, run.results, error, run.artifacts
-    )
+    return RunOutcome(run_id, credential, status, summary, run.results, error, run.artifacts)

@@ -7,24 +7,37 @@ module (and the CLI that calls it) is where ``browser_adapters`` is imported, la
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from northstar.compiler import CompiledRecipe, bind, prepare
-from northstar.execution import RunOutcome, RunRequest, StopSignal, execute_run
+from northstar.execution import RunOutcome, RunRequest, StopSignal, artifacts_dir, execute_run
 from northstar.journal import Journal
 from northstar.loader import load_recipe
 from northstar.logs import secret_values
 from northstar.params import coerce_params
+from northstar.recovery import ReconcileDecision, reconcile_run, resume_run
 from northstar.results import IterationResult
 from northstar.runner import ProgramRunner
 
 if TYPE_CHECKING:
     from northstar.browser import BrowserHost
 
-__all__ = ["BrowserSettings", "load_compiled", "open_host", "run_once", "run_recipe"]
+__all__ = [
+    "CREDENTIAL_ENV",
+    "BrowserSettings",
+    "load_compiled",
+    "open_host",
+    "reconcile",
+    "resolve_credential",
+    "resume",
+    "run_once",
+    "run_options",
+    "run_recipe",
+]
 
 
 @dataclass(frozen=True)
@@ -95,3 +108,60 @@ async def run_recipe(
                 on_result=on_result,
                 on_start=on_start,
             )
+
+
+CREDENTIAL_ENV = "NORTHSTAR_RUN_CREDENTIAL"
+
+
+def resolve_credential(journal: Journal, run_id: str, explicit: str | None) -> str | None:
+    """``--credential``, then ``$NORTHSTAR_RUN_CREDENTIAL``, then the run's credential file."""
+    if explicit:
+        return explicit
+    if os.environ.get(CREDENTIAL_ENV):
+        return os.environ[CREDENTIAL_ENV]
+    file = artifacts_dir(journal, run_id) / "credential"
+    return file.read_text().strip() if file.is_file() else None
+
+
+def run_options(journal: Journal, run_id: str, given: Mapping[str, Any]) -> dict[str, Any]:
+    """A recorded run's options (recipe, count, base URL, profile), the given ones winning."""
+    record = journal.run_record(run_id)
+    return {
+        **given,
+        "recipe": record.recipe_path,
+        "repeat": record.total_iterations,
+        "interval": record.options.get("interval_s", 0),
+        "base_url": given.get("base_url") or record.options.get("base_url"),
+        "project": record.project,
+        "profile": given.get("profile") or record.profile or None,
+    }
+
+
+async def reconcile(
+    run_id: str,
+    credential: str | None,
+    request: RunRequest,
+    journal: Journal,
+    *,
+    browser: BrowserSettings | None = None,
+) -> list[ReconcileDecision]:
+    """Run the reconcile probes of a blocked run in a fresh browser."""
+    async with open_host(browser or BrowserSettings()) as host:
+        return await reconcile_run(run_id, credential, request, host=host, journal=journal)
+
+
+async def resume(
+    run_id: str,
+    credential: str | None,
+    request: RunRequest,
+    journal: Journal,
+    *,
+    browser: BrowserSettings | None = None,
+    stop: StopSignal | None = None,
+    on_result: Callable[[IterationResult], None] = lambda result: None,
+) -> RunOutcome:
+    """Continue a run's remaining iterations once every outcome is settled."""
+    async with open_host(browser or BrowserSettings()) as host:
+        return await resume_run(
+            run_id, credential, request, host=host, journal=journal, stop=stop, on_result=on_result
+        )

@@ -127,10 +127,14 @@ async def test_output_that_cannot_be_saved_leaves_iteration_needing_review(
     host: Any, site: FixtureSite, tmp_path: Path
 ) -> None:
     request = request_for(tmp_path, title_rows(2), site.base_url)
+    def block_first_outputs_file(run_id: str) -> None:
+        # A folder where the outputs file should be makes saving it fail.
+        (tmp_path / "runs" / run_id / "iteration-0001.json").mkdir(parents=True)
+
     with Journal.open(tmp_path / "journal.db") as journal:
-        # A file where the run's artifacts folder should be makes every save fail.
-        (tmp_path / "runs").write_text("not a folder")
-        outcome = await execute_run(request, host=host, journal=journal)
+        outcome = await execute_run(
+            request, host=host, journal=journal, on_start=block_first_outputs_file
+        )
     assert outcome.status == "needs_review"
     assert outcome.results[0].reason_code == "OUTPUT_SAVE_FAILED"
     assert not outcome.summary.verified

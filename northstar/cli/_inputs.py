@@ -1,0 +1,116 @@
+"""Turning command-line options into a validated ``RunRequest`` before any browser starts."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from northstar.compiler import bind
+from northstar.errors import UsageInvalid
+from northstar.execution import RunRequest
+from northstar.inputs import read_params_source, validate_rows
+from northstar.params import coerce_params
+from northstar.repeat import RepeatOptions
+from northstar.worker import load_compiled
+
+__all__ = ["browser_options", "build_request", "input_options", "parse_param_pairs"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def input_options(command: F) -> F:
+    """``-p``, ``--params-file`` and ``--base-url``: the inputs of a run's iterations."""
+    for option in reversed(
+        [
+            click.option(
+                "-p",
+                "--param",
+                "params",
+                multiple=True,
+                metavar="NAME=VALUE",
+                help="A parameter (repeatable).",
+            ),
+            click.option(
+                "--params-file",
+                type=click.Path(dir_okay=False),
+                help="A .json object (constant), or .csv / .jsonl / .json list (one row each).",
+            ),
+            click.option(
+                "--base-url", envvar="NORTHSTAR_BASE_URL", help="Value of {{ base_url }}."
+            ),
+        ]
+    ):
+        command = option(command)
+    return command
+
+
+def browser_options(command: F) -> F:
+    """How the browser is launched: ``--headed``, ``--slow-mo``, ``--browser``, ``--profile``."""
+    for option in reversed(
+        [
+            click.option("--headed", is_flag=True, help="Show the browser window."),
+            click.option(
+                "--slow-mo",
+                type=click.IntRange(0, 60_000),
+                default=0,
+                help="Delay per action (ms).",
+            ),
+            click.option("--browser", envvar="NORTHSTAR_BROWSER", help="Chromium to launch."),
+            click.option(
+                "--profile",
+                type=click.Path(dir_okay=False),
+                help="Storage state (cookies, local storage) each iteration starts from.",
+            ),
+        ]
+    ):
+        command = option(command)
+    return command
+
+
+def parse_param_pairs(pairs: Sequence[str]) -> dict[str, str]:
+    """``-p name=value`` options as a mapping; a pair without ``=`` is a usage error."""
+    values: dict[str, str] = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name.strip():
+            raise UsageInvalid(f"-p {pair!r} is not NAME=VALUE", fix="Write -p title=Hello.")
+        values[name.strip()] = value
+    return values
+
+
+def build_request(options: Mapping[str, Any]) -> RunRequest:
+    """Everything checked before any browser starts: recipe, every row, the options."""
+    recipe = Path(options["recipe"])
+    compiled = load_compiled(recipe)
+    source = read_params_source(options["params_file"]) if options.get("params_file") else None
+    constant = {**(source.constant if source else {}), **parse_param_pairs(options["params"])}
+    specs = compiled.recipe.params
+    repeat_option = options.get("repeat")
+    if source is not None and source.rows is not None:
+        if repeat_option not in (None, len(source.rows)):
+            raise UsageInvalid(
+                f"--repeat {repeat_option} does not match the {len(source.rows)} rows "
+                f"of {options['params_file']}",
+                fix="Drop --repeat: a rows file runs one iteration per row.",
+            )
+        rows = validate_rows(specs, source.rows, constant, recipe_dir=recipe.parent)
+        count: object = len(rows)
+    else:
+        rows = [coerce_params(specs, constant, recipe_dir=recipe.parent)]
+        count = 1 if repeat_option is None else repeat_option
+    repeat = RepeatOptions.of(count, options.get("interval", 0))
+    for number, row in enumerate(rows, start=1):  # renders every row: base URL, files, templates
+        bind(compiled, row, base_url=options.get("base_url"), iteration=number)
+    profile = options.get("profile")
+    return RunRequest(
+        recipe_path=recipe,
+        compiled=compiled,
+        rows=rows,
+        repeat=repeat,
+        base_url=options.get("base_url"),
+        project=options.get("project") or "default",
+        profile=str(Path(profile).resolve()) if profile else None,
+    )

@@ -1,0 +1,107 @@
+"""``northstar reconcile`` and ``resume``: settle unknown outcomes, then go on.
+
+Both act on a run, so both present its credential: ``--credential``, else
+``$NORTHSTAR_RUN_CREDENTIAL``, else the run's credential file (written, mode 0600, beside
+the journal when the run started). Both take the run's inputs again (``-p``,
+``--params-file``): the journal keeps only their fingerprints, never the values, and a
+different input is refused.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Callable
+from typing import Any, Literal
+
+import click
+
+from northstar.cli._inputs import browser_options, build_request, input_options
+from northstar.cli._output import exit_code_for_status, expected_errors, report_outcome
+from northstar.cli.run_commands import browser_settings, journal_option, run_with_signals
+from northstar.execution import StopSignal
+from northstar.journal import Journal
+from northstar.recovery import decide_iteration
+from northstar.results import IterationResult
+from northstar.worker import reconcile as reconcile_probes
+from northstar.worker import resolve_credential, run_options
+from northstar.worker import resume as resume_iterations
+
+__all__ = ["reconcile", "resume"]
+
+credential_option = click.option(
+    "--credential", help="The run's credential (default: the run's credential file)."
+)
+
+
+@click.command()
+@click.argument("run_id")
+@input_options
+@click.option("--iteration", type=int, help="With --mark: the iteration a person decides on.")
+@click.option(
+    "--mark",
+    type=click.Choice(["verified", "failed"]),
+    help="A person's verdict instead of the probe: failed means it did not happen.",
+)
+@journal_option
+@credential_option
+@browser_options
+def reconcile(**options: Any) -> None:
+    """Find out what happened to RUN_ID's unknown submissions (read-only probes)."""
+    with expected_errors(), Journal.open(options["journal"]) as journal:
+        run_id: str = options["run_id"]
+        credential = resolve_credential(journal, run_id, options["credential"])
+        if options["mark"] is not None:
+            mark: Literal["verified", "failed"] = options["mark"]
+            decide_iteration(run_id, credential, options["iteration"] or 0, mark, journal=journal)
+            click.echo(f"run {run_id}: iteration {options['iteration']} marked {mark}")
+            return
+        request = build_request(run_options(journal, run_id, options))
+        decisions = asyncio.run(
+            reconcile_probes(
+                run_id, credential, request, journal, browser=browser_settings(options)
+            )
+        )
+        for decision in decisions:
+            found = ", ".join(f"{step}: {verdict}" for step, verdict in decision.verdicts)
+            click.echo(
+                f"iteration {decision.iteration}: {decision.state} ({decision.reason})"
+                + (f" [{found}]" if found else "")
+            )
+        status = journal.run_record(run_id).status
+        click.echo(
+            f"run {run_id}: {status}" + ("; resume it to go on" if status == "stopped" else "")
+        )
+        sys.exit(exit_code_for_status("needs_review" if status == "needs_review" else "verified"))
+
+
+@click.command()
+@click.argument("run_id")
+@input_options
+@journal_option
+@credential_option
+@browser_options
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON summary at the end.")
+def resume(**options: Any) -> None:
+    """Continue RUN_ID's remaining iterations; never re-sends a settled submission."""
+    with expected_errors(), Journal.open(options["journal"]) as journal:
+        run_id: str = options["run_id"]
+        credential = resolve_credential(journal, run_id, options["credential"])
+        request = build_request(run_options(journal, run_id, options))
+
+        def start(stop: StopSignal, on_result: Callable[[IterationResult], None]) -> Any:
+            return resume_iterations(
+                run_id,
+                credential,
+                request,
+                journal,
+                browser=browser_settings(options),
+                stop=stop,
+                on_result=on_result,
+            )
+
+        outcome = asyncio.run(
+            run_with_signals(start, total=request.repeat.count, as_json=options["as_json"])
+        )
+        report_outcome(outcome, as_json=options["as_json"], echo=click.echo)
+        sys.exit(exit_code_for_status(outcome.status))

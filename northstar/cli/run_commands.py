@@ -1,0 +1,120 @@
+"""``northstar run``, ``validate`` and ``schema``: the commands that start or check recipes."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import sys
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import click
+
+from northstar.cli._inputs import browser_options, build_request, input_options
+from northstar.cli._output import (
+    EXIT_CODES,
+    exit_code_for_status,
+    expected_errors,
+    format_error,
+    report_outcome,
+)
+from northstar.errors import NorthstarError
+from northstar.execution import RunOutcome, StopSignal
+from northstar.progress import Progress
+from northstar.recipe import Recipe
+from northstar.results import IterationResult
+from northstar.worker import BrowserSettings, load_compiled, run_recipe
+
+__all__ = ["browser_settings", "journal_option", "run", "run_with_signals", "schema", "validate"]
+
+journal_option = click.option(
+    "--journal", envvar="NORTHSTAR_JOURNAL", help="Journal file (.northstar/journal.db)."
+)
+
+
+def browser_settings(options: dict[str, Any]) -> BrowserSettings:
+    return BrowserSettings(
+        executable=options.get("browser"),
+        headless=not options.get("headed"),
+        slow_mo_ms=options.get("slow_mo") or 0,
+        storage_state=options.get("profile"),
+    )
+
+
+async def run_with_signals(
+    start: Callable[[StopSignal, Callable[[IterationResult], None]], Awaitable[RunOutcome]],
+    *,
+    total: int,
+    as_json: bool,
+) -> RunOutcome:
+    """Ctrl-C and SIGTERM ask the run to stop after the current step; progress on stderr."""
+    stop = StopSignal()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop.request)
+    progress = Progress(total, sys.stderr, live=sys.stderr.isatty()) if total > 1 else None
+    if as_json:
+        progress = None
+    try:
+        return await start(stop, progress.update if progress else (lambda result: None))
+    finally:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(signum)
+        if progress is not None:
+            progress.close()
+
+
+@click.command()
+@click.argument("recipe", type=click.Path(dir_okay=False))
+@input_options
+@click.option("--repeat", type=int, default=None, help="Iterations to run (1-100000).")
+@click.option("--interval", type=int, default=0, help="Seconds between iterations (0-86400).")
+@journal_option
+@click.option("--project", default="default", show_default=True, help="Project the run binds.")
+@browser_options
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON summary at the end.")
+def run(**options: Any) -> None:
+    """Run RECIPE (once, N times, or once per row) and verify every iteration."""
+    with expected_errors():
+        request = build_request(options)
+        settings = browser_settings(options)
+
+        def start(stop: StopSignal, on_result: Callable[[IterationResult], None]) -> Any:
+            return run_recipe(
+                request,
+                browser=settings,
+                journal_path=options["journal"],
+                stop=stop,
+                on_result=on_result,
+                on_start=lambda run_id: click.echo(f"run {run_id}", err=True),
+            )
+
+        outcome = asyncio.run(
+            run_with_signals(start, total=request.repeat.count, as_json=options["as_json"])
+        )
+        report_outcome(outcome, as_json=options["as_json"], echo=click.echo)
+        sys.exit(exit_code_for_status(outcome.status))
+
+
+@click.command()
+@click.argument("recipes", nargs=-1, required=True, type=click.Path(dir_okay=False))
+def validate(recipes: tuple[str, ...]) -> None:
+    """Check recipe files without running them (schema, tab roles, templates)."""
+    failed = 0
+    for path in recipes:
+        try:
+            compiled = load_compiled(path)
+        except NorthstarError as exc:
+            click.echo(format_error(exc), err=True)
+            failed += 1
+            continue
+        recipe = compiled.recipe
+        click.echo(f"ok {path}: {recipe.name} v{recipe.version}, {len(recipe.steps)} steps")
+    sys.exit(EXIT_CODES["bad_input"] if failed else 0)
+
+
+@click.command()
+def schema() -> None:
+    """Print the JSON Schema of the recipe format (for editors)."""
+    click.echo(json.dumps(Recipe.model_json_schema(by_alias=True), indent=2))
