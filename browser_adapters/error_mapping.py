@@ -33,7 +33,11 @@ _CLOSED = ("Target page, context or browser has been closed", "Target closed", "
 async def converted_errors(
     what: str, *, tab: str, secrets: Collection[str] = (), navigation: bool = False
 ) -> AsyncIterator[None]:
-    """Convert Playwright errors raised inside the block; ``what`` names the operation."""
+    """Convert Playwright errors raised inside the block; ``what`` names the operation.
+
+    ``what`` may hold rendered values (a URL with a token), so it is redacted here, once.
+    """
+    what = redact(what, secrets)
     try:
         yield
     except NorthstarError:

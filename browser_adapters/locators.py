@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import FrameLocator, Locator, Page
+from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
 from northstar.errors import TargetAmbiguous, TargetMissing
 from northstar.recipe import Target
@@ -21,7 +22,7 @@ from northstar.redaction import redact
 __all__ = ["build_locator", "resolve_one"]
 
 _MAX_CANDIDATES = 5
-_CSS_HINT = re.compile(r"[#.\[\]:>\s=]")
+_CSS_START = re.compile(r"^\s*(?:iframe\b|[#.\[*])")
 
 # Reads a candidate's role and accessible-ish name without its value.
 _DESCRIBE_JS = """(el) => {
@@ -70,9 +71,14 @@ def _locate(scope: Page | FrameLocator | Locator, target: Target) -> Locator:
 
 
 def _frame_selector(frame: str) -> str:
-    if _CSS_HINT.search(frame) or frame.startswith("iframe"):
+    """CSS when it starts like one (``iframe``, ``#``, ``.``, ``[``, ``*``), else name or title.
+
+    Titles are words a person reads and often hold spaces ("Payment frame"), so spaces and
+    punctuation inside a value do not make it CSS; only its start does.
+    """
+    if _CSS_START.match(frame):
         return frame
-    quoted = frame.replace('"', '\\"')
+    quoted = frame.replace("\\", "\\\\").replace('"', '\\"')
     return f'iframe[name="{quoted}"], iframe[title="{quoted}"]'
 
 
@@ -84,13 +90,15 @@ async def resolve_one(
     state: Literal["attached", "visible"] = "visible",
     secrets: Collection[str] = (),
 ) -> Locator:
-    """Wait for the target to appear, then insist that exactly one element matches."""
+    """Wait for the target to appear, then insist that exactly one element matches.
+
+    Only a timeout means "missing"; any other Playwright error (a closed tab, a bad
+    selector) propagates for the caller's ``converted_errors`` to classify.
+    """
     locator = build_locator(page, target)
     try:
         await locator.first.wait_for(state=state, timeout=timeout_ms)
-    except PlaywrightError as exc:
-        if "closed" in str(exc):
-            raise
+    except PlaywrightTimeoutError as exc:
         raise TargetMissing(
             f"no element matches {redact(target.describe(), secrets)} "
             f"(waited {timeout_ms} ms for it to be {state})"

@@ -10,16 +10,24 @@ from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable, Iterable, Mapping
+from contextlib import suppress
 from typing import Literal
 from urllib.parse import urljoin, urlsplit
 
-from playwright.async_api import BrowserContext, Locator, Page, Request, Route
+from playwright.async_api import BrowserContext, Frame, Locator, Page, Request, Route
+from playwright.async_api import Error as PlaywrightError
 
 from browser_adapters.checks import run_check
 from browser_adapters.error_mapping import converted_errors
 from browser_adapters.locators import resolve_one
 from northstar.browser import ReadSource
-from northstar.errors import ActionFailed, NavigationFailed, OriginBlocked, TabClosed
+from northstar.errors import (
+    ActionFailed,
+    NavigationFailed,
+    NorthstarError,
+    OriginBlocked,
+    TabClosed,
+)
 from northstar.plan import BoundStep, BoundTab, Plan
 from northstar.recipe import Check, Step, Target
 from northstar.redaction import redact
@@ -29,9 +37,20 @@ __all__ = ["PlaywrightSession", "foreign_origin_pattern"]
 
 
 def foreign_origin_pattern(origins: Iterable[str]) -> re.Pattern[str]:
-    """Matches http(s) URLs outside ``origins``; routed so only those requests pay a hop."""
+    """Matches http(s) URLs outside ``origins``; routed so only those requests pay a hop.
+
+    The origins carry their scheme, so the look-ahead is anchored at the start of the URL.
+    """
     allowed = "|".join(re.escape(o) for o in sorted(set(origins)))
-    return re.compile(rf"^https?://(?!(?:{allowed})(?:[/?#]|$))" if allowed else r"^https?://")
+    return re.compile(rf"^(?!(?:{allowed})(?:[/?#]|$))https?://" if allowed else r"^https?://")
+
+
+def _frame_of(request: Request) -> Frame | None:
+    """The request's frame, or ``None`` when it has none yet (a popup's first navigation)."""
+    try:
+        return request.frame
+    except PlaywrightError:  # Playwright raises rather than return None here
+        return None
 
 
 def _origin(url: str) -> str:
@@ -58,20 +77,21 @@ class PlaywrightSession:
             await self._context.route(foreign_origin_pattern(self._every_origin), self._guard)
 
     async def _guard(self, route: Route, request: Request) -> None:
-        role = self._role_of(request)
+        frame = _frame_of(request)
+        role = self._role_of(frame)
         allowed = self._plan.tabs[role].origins if role else self._every_origin
-        top_level = request.is_navigation_request() and request.frame.parent_frame is None
+        # A popup's first navigation is issued before its frame exists: top-level too.
+        top_level = request.is_navigation_request() and (
+            frame is None or frame.parent_frame is None
+        )
         if top_level and _origin(request.url) not in allowed:
             self._blocked[role or "(popup)"] = request.url
             await route.abort("blockedbyclient")
             return
         await route.fallback()
 
-    def _role_of(self, request: Request) -> str | None:
-        try:
-            page = request.frame.page
-        except Exception:  # a worker's request has no page; only pages are guarded
-            return None
+    def _role_of(self, frame: Frame | None) -> str | None:
+        page = frame.page if frame is not None else None
         return next((role for role, p in self._pages.items() if p is page), None)
 
     def has_tab(self, role: str) -> bool:
@@ -80,14 +100,25 @@ class PlaywrightSession:
     async def open_tab(self, tab: BoundTab, *, timeout_ms: int) -> Evidence:
         assert tab.start is not None
         page = await self._context.new_page()
-        self._bind(tab.role, page)
-        await self._navigate(tab.role, page, tab.start, timeout_ms)
-        return Evidence("tab_opened", tab.role, f"open {tab.start}", True, page.url)
+        self._bind(tab.role, page)  # before loading, so the origin guard knows the page's role
+        try:
+            await self._navigate(tab.role, page, tab.start, timeout_ms)
+        except NorthstarError:
+            await self._discard(tab.role, page)
+            raise
+        shown = redact(tab.start, self._secrets)
+        return Evidence("tab_opened", tab.role, f"open {shown}", True, self._shown_url(page))
 
     def _bind(self, role: str, page: Page) -> None:
         self._pages[role] = page
         self._closed.discard(role)
         page.on("close", lambda _page: self._on_close(role, _page))
+
+    async def _discard(self, role: str, page: Page) -> None:
+        """Forget a role whose destination did not load: it is not open, so a retry reopens it."""
+        self._pages.pop(role, None)
+        with suppress(PlaywrightError):  # already gone with its context: nothing to close
+            await page.close()
 
     def _on_close(self, role: str, page: Page) -> None:
         if self._pages.get(role) is page:
@@ -111,6 +142,7 @@ class PlaywrightSession:
             raise NavigationFailed(
                 f"goto {redact(url, self._secrets)}: the server answered {response.status}",
                 tab=role,
+                status=response.status,
             )
 
     def _check_origin(self, role: str, url: str) -> None:
@@ -122,22 +154,29 @@ class PlaywrightSession:
                 f"{redact(url, self._secrets)} is outside the origins of tab {role!r}", tab=role
             )
 
-    async def perform(self, step: BoundStep) -> tuple[Evidence, ...]:
+    async def perform(
+        self, step: BoundStep, *, before_dispatch: Callable[[], None] = lambda: None
+    ) -> tuple[Evidence, ...]:
         page = self.page(step.tab)
         self._blocked.pop(step.tab, None)
         if step.opens_tab is None:
-            await self._act(page, step)
+            await self._act(page, step, before_dispatch)
             self._raise_if_blocked(step.tab)
             return ()
         async with converted_errors(f"{step.id} opening tab {step.opens_tab!r}", tab=step.tab):
             async with page.expect_popup(timeout=step.timeout_ms) as popup_info:
-                await self._act(page, step)
+                await self._act(page, step, before_dispatch)
             popup = await popup_info.value
         self._bind(step.opens_tab, popup)
         async with converted_errors("popup load", tab=step.opens_tab, navigation=True):
             await popup.wait_for_load_state("domcontentloaded", timeout=step.timeout_ms)
         self._raise_if_blocked("(popup)", role=step.opens_tab)
-        return (Evidence("tab_opened", step.opens_tab, f"popup of {step.id}", True, popup.url),)
+        found = self._shown_url(popup)
+        return (Evidence("tab_opened", step.opens_tab, f"popup of {step.id}", True, found),)
+
+    def _shown_url(self, page: Page) -> str:
+        """A page's URL for evidence: a secret in a query string stays out of the record."""
+        return redact(page.url, self._secrets)
 
     def _raise_if_blocked(self, key: str, *, role: str | None = None) -> None:
         url = self._blocked.pop(key, None) or self._blocked.pop(role or key, None)
@@ -147,23 +186,34 @@ class PlaywrightSession:
                 tab=role or key,
             )
 
-    async def _act(self, page: Page, step: BoundStep) -> None:
+    async def _act(self, page: Page, step: BoundStep, before_dispatch: Callable[[], None]) -> None:
+        """Resolve the target, then call ``before_dispatch`` right before acting on it."""
         body = step.step
         if body.goto is not None:
+            before_dispatch()
             await self._navigate(step.tab, page, urljoin(page.url, body.goto), step.timeout_ms)
             return
         if body.press is not None and body.press.target is None:
+            before_dispatch()
             async with converted_errors(f"press {body.press.key}", tab=step.tab):
                 await page.keyboard.press(body.press.key)
             return
         target, action = _target_action(body)
         state: Literal["attached", "visible"] = "attached" if body.upload else "visible"
-        locator = await resolve_one(
-            page, target, timeout_ms=step.timeout_ms, state=state, secrets=self._secrets
-        )
-        what = f"{step.kind} {redact(target.describe(), self._secrets)}"
+        what = f"{step.kind} {target.describe()}"
         async with converted_errors(what, tab=step.tab, secrets=self._secrets):
-            await action(locator, step.timeout_ms)
+            locator = await resolve_one(
+                page, target, timeout_ms=step.timeout_ms, state=state, secrets=self._secrets
+            )
+        before_dispatch()
+        try:
+            async with converted_errors(what, tab=step.tab, secrets=self._secrets):
+                await action(locator, step.timeout_ms)
+        except TabClosed:
+            # The action closed its own tab (a "Close" button): that is its effect, and the
+            # next step on the role is TAB_CLOSED. Playwright may report it either way.
+            if not page.is_closed():
+                raise
 
     async def check(self, check: Check, *, tab: str, timeout_ms: int) -> Evidence:
         page = self.page(tab)
@@ -184,17 +234,20 @@ class PlaywrightSession:
         attribute: str | None,
         timeout_ms: int,
     ) -> str:
+        """Read a value; a secret in it is redacted, as outputs are journaled and shown."""
         page = self.page(tab)
         if source == "url":
-            return page.url
+            return self._shown_url(page)
         async with converted_errors(f"read {source}", tab=tab, secrets=self._secrets):
             if source == "title":
-                return await page.title()
+                return redact(await page.title(), self._secrets)
             assert target is not None
             locator = await resolve_one(
                 page, target, timeout_ms=timeout_ms, state="attached", secrets=self._secrets
             )
-            return await _read_locator(locator, source, attribute, timeout_ms)
+            return redact(
+                await _read_locator(locator, source, attribute, timeout_ms), self._secrets
+            )
 
     async def screenshot(self, tab: str) -> bytes | None:
         page = self._pages.get(tab)
