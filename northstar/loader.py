@@ -161,7 +161,7 @@ class _DataBuilder:
             return self.mapping(node, loc)
         if isinstance(node, yaml.SequenceNode):
             return [self.value(item, (*loc, i)) for i, item in enumerate(node.value)]
-        return self.loader.construct_object(node, deep=True)
+        return self.construct(node)
 
     def mapping(self, node: yaml.MappingNode, loc: Loc) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -179,10 +179,25 @@ class _DataBuilder:
             raise _yaml_problem("merge keys (<<) are not supported in recipes", node)
         if not isinstance(node, yaml.ScalarNode):
             raise _yaml_problem("a key must be text, not a list or mapping", node)
-        key = self.loader.construct_object(node, deep=True)
+        key = self.construct(node)
         if not isinstance(key, str):
             raise _yaml_problem(f"a key must be text, not {key!r}", node)
         return key
+
+    def construct(self, node: yaml.Node) -> Any:
+        # PyYAML's constructors raise plain Python errors for some tagged or oversized
+        # scalars (`!!timestamp x`, `!!bool x`, an integer of 5000 digits).
+        try:
+            return self.loader.construct_object(node, deep=True)
+        except (ValueError, TypeError, LookupError, AttributeError, ArithmeticError):
+            shown = str(node.value)
+            shown = shown if len(shown) <= 40 else shown[:40] + "..."
+            raise _yaml_problem(f"cannot read {shown!r} as {_tag_name(node.tag)}", node) from None
+
+
+def _tag_name(tag: str) -> str:
+    """``tag:yaml.org,2002:int`` -> ``int``."""
+    return tag.rsplit(":", 1)[-1]
 
 
 def _node_position(node: yaml.Node) -> tuple[int, int]:

@@ -248,3 +248,12 @@ def test_error_source_defaults_to_a_placeholder() -> None:
 )
 def test_format_path(loc: tuple[str | int, ...], expected: str) -> None:
     assert format_path(loc) == expected
+
+
+@pytest.mark.parametrize(
+    "value", ["!!timestamp x", "!!int x", "!!int", "!!bool x", "!!timestamp 2001-13-45", "9" * 5000]
+)
+def test_values_yaml_cannot_construct_are_yaml_errors(value: str) -> None:
+    error = invalid(f"{VALID}extra: {value}\n")
+    assert "cannot read" in error.message
+    assert (error.context["line"], error.context["column"]) == (15, 8)
