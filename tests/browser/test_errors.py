@@ -288,7 +288,7 @@ PUBLISH = """
   fill: {target: {label: Title}, value: Maybe published}
 - id: publish
   tab: site
-  timeout: 1500
+  timeout: 2000
   click: {target: {role: button, name: BUTTON}}
   effect: submit
   expect:
@@ -310,7 +310,7 @@ async def test_failed_expectation_after_a_submission_is_outcome_unknown(
 async def test_submission_that_never_dispatched_is_a_plain_failure(
     run_text: RunText, site: FixtureSite
 ) -> None:
-    never = PUBLISH.replace("BUTTON", "Post it").replace("timeout: 1500", "timeout: TIMEOUT")
+    never = PUBLISH.replace("BUTTON", "Post it").replace("timeout: 2000", "timeout: TIMEOUT")
     result = await run_text(failing(never, start="/posts/new"))
     assert result.state is IterationState.FAILED
     assert result.reason_code == "TARGET_MISSING"

@@ -20,10 +20,9 @@ OPENERS = {
 }
 
 
-def chooser_recipe(opener: str, chooser_steps: str, *, timeout: int = 5000) -> str:
+def chooser_recipe(opener: str, chooser_steps: str) -> str:
     return f"""
 name: chooser
-timeout: {timeout}
 tabs:
   opener: {{start: "{{{{ base_url }}}}/popup/opener"}}
   chooser: {{opened_by: open-chooser}}
@@ -161,7 +160,7 @@ async def test_closed_popup_is_tab_closed(run_text: RunText) -> None:
     tab: chooser
     click: {target: {role: button, name: Apply}}
 """
-    result = await run_text(chooser_recipe(OPENERS["window-open-button"], closing, timeout=1500))
+    result = await run_text(chooser_recipe(OPENERS["window-open-button"], closing))
     assert result.state is IterationState.FAILED
     assert (result.reason_code, result.failing_step) == ("TAB_CLOSED", "apply-after-close")
     assert "chooser" in (result.reason or "")
