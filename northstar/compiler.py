@@ -62,6 +62,7 @@ def prepare(recipe: Recipe, *, source: str = "<recipe>") -> CompiledRecipe:
     _check_param_defaults(recipe, source)
     _check_steps(recipe, source)
     _check_tabs(recipe, source)
+    _check_output_names(recipe, source)
     names = _check_templates(recipe, source)
     return CompiledRecipe(recipe, recipe_hash(recipe), source, "base_url" in names)
 
@@ -241,6 +242,25 @@ def _check_steps(recipe: Recipe, source: str) -> None:
                 f"unknown tab role {output.tab!r}",
                 "Use a declared role.",
             )
+
+
+def _check_output_names(recipe: Recipe, source: str) -> None:
+    """Each output name is produced once: by one ``extract`` step or one ``outputs`` entry."""
+    seen: set[str] = set()
+    for i, step in enumerate(recipe.steps):
+        if step.extract is not None:
+            if step.extract.as_ in seen:
+                raise _duplicate_output(source, f"steps[{i}].extract.as", step.extract.as_)
+            seen.add(step.extract.as_)
+    for name in recipe.outputs:
+        if name in seen:
+            raise _duplicate_output(source, f"outputs.{name}", name)
+
+
+def _duplicate_output(source: str, path: str, name: str) -> RecipeInvalid:
+    return _invalid(
+        source, path, f"the output {name!r} is already produced", "Give each output its own name."
+    )
 
 
 def _check_check_tab(recipe: Recipe, check: Check, path: str, source: str, required: bool) -> None:

@@ -150,6 +150,14 @@ def test_one_step_cannot_open_two_tabs() -> None:
     assert "already opens tab 'other'" in error.message
 
 
+def test_an_output_name_is_produced_once() -> None:
+    extract = "  - {id: ex, tab: admin, extract: {as: n, from: url}}\n"
+    error = rejected(SIMPLE + extract + "outputs:\n  n: {tab: admin, from: url}\n")
+    assert error.context["path"] == "outputs.n"
+    twice = SIMPLE + extract + extract.replace("id: ex", "id: ex2")
+    assert rejected(twice).context["path"] == "steps[4].extract.as"
+
+
 def test_duplicate_step_ids() -> None:
     error = rejected(SIMPLE.replace("- id: title", "- id: open"))
     assert error.context["path"] == "steps[1].id"
