@@ -21,7 +21,7 @@ from typing import Any
 import structlog
 
 from northstar.browser import BrowserHost
-from northstar.compiler import CompiledRecipe, bind
+from northstar.compiler import CompiledRecipe, bind, recipe_hash
 from northstar.errors import (
     DefinitionChanged,
     FileChanged,
@@ -29,9 +29,11 @@ from northstar.errors import (
     OutputSaveFailed,
     ProgramIterationNotVerified,
 )
+from northstar.failpoints import failpoint_from_environ
 from northstar.journal import Journal
+from northstar.loader import load_recipe
 from northstar.logs import secret_values
-from northstar.params import file_digest, params_fingerprint
+from northstar.params import params_fingerprint
 from northstar.plan import Plan
 from northstar.redaction import redact
 from northstar.repeat import RepeatOptions, RepeatSummary, repeat_program
@@ -114,19 +116,28 @@ def run_status(summary: RepeatSummary, last: IterationResult | None, stopped: bo
 
 
 class _Binding:
-    """The recipe file and selected files as they were when the run started."""
+    """The recipe's definition and the selected files as they were when the run started.
 
-    def __init__(self, recipe_path: Path) -> None:
+    The definition is the canonical recipe (``recipe_hash``), so an edit that changes
+    nothing (a comment, spacing) does not stop a run; the file is only re-read when its
+    size or modification time changed.
+    """
+
+    def __init__(self, recipe_path: Path, recipe_digest: str) -> None:
         self.recipe_path = recipe_path
-        self.recipe_digest = file_digest(recipe_path)
+        self.recipe_digest = recipe_digest
+        self._seen = _file_stamp(recipe_path)
         self.files: dict[str, str] = {}
 
     def check(self, plan: Plan) -> None:
-        if file_digest(self.recipe_path) != self.recipe_digest:
-            raise DefinitionChanged(
-                f"the recipe {self.recipe_path} changed on disk since the run started",
-                iteration=plan.iteration,
-            )
+        stamp = _file_stamp(self.recipe_path)
+        if stamp != self._seen:
+            if self._current_digest() != self.recipe_digest:
+                raise DefinitionChanged(
+                    f"the recipe {self.recipe_path} changed on disk since the run started",
+                    iteration=plan.iteration,
+                )
+            self._seen = stamp
         for path, digest in plan.files:
             known = self.files.setdefault(path, digest)
             if known != digest:
@@ -134,6 +145,20 @@ class _Binding:
                     f"the selected file {path} changed since the run started",
                     iteration=plan.iteration,
                 )
+
+    def _current_digest(self) -> str | None:
+        try:
+            return recipe_hash(load_recipe(self.recipe_path))
+        except NorthstarError:
+            return None  # no longer a valid recipe: certainly not the same definition
+
+
+def _file_stamp(path: Path) -> tuple[int, int] | None:
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return (stat.st_size, stat.st_mtime_ns)
 
 
 class _RunContext:
@@ -153,7 +178,7 @@ class _RunContext:
         self.stop = stop
         self.on_result = on_result
         self.run_id = run_id
-        self.binding = _Binding(request.recipe_path)
+        self.binding = _Binding(request.recipe_path, request.compiled.recipe_hash)
         self.results: list[IterationResult] = []
         self.artifacts = artifacts_dir(journal, run_id)
         self.runner = ProgramRunner(
@@ -161,6 +186,7 @@ class _RunContext:
             recorder=journal.recorder(self.run_id),
             should_stop=lambda: stop.requested,
             on_failure=self._save_screenshots,
+            failpoint=failpoint_from_environ(),
         )
         self._secrets: frozenset[str] = frozenset()
 

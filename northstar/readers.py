@@ -46,7 +46,7 @@ __all__ = [
     "render_runs",
 ]
 
-READ_SCHEMA_VERSION = 1
+READ_SCHEMA_VERSION = 2
 INTERRUPTED = "interrupted"
 _APPLICATION_ID = 0x4E535452  # "NSTR", set by the writer's first migration
 _BUSY_TIMEOUT_S = 10.0
@@ -101,6 +101,8 @@ class StepView:
     evidence: tuple[dict[str, Any], ...]
     error: dict[str, Any] | None
     events: tuple[tuple[str, str], ...]  # (event, at), oldest first
+    attempts: int | None = None
+    retry: dict[str, Any] | None = None  # the policy the step ran under
 
 
 @dataclass(frozen=True, slots=True)
@@ -367,18 +369,19 @@ def _steps(conn: sqlite3.Connection, run_id: str) -> dict[int, list[StepView]]:
     """Each iteration's steps in order, folded from their transitions."""
     events: dict[tuple[int, str], list[tuple[Any, ...]]] = {}
     for row in conn.execute(
-        "SELECT iteration, step_id, event, at, duration_ms, evidence_json, error_json "
+        "SELECT iteration, step_id, event, at, duration_ms, evidence_json, error_json, attempts "
         "FROM step_events WHERE run_id = ? ORDER BY id",
         (run_id,),
     ):
         events.setdefault((row[0], row[1]), []).append(row[2:])
     steps: dict[int, list[StepView]] = {}
-    for number, step_id, tab, kind, seq in conn.execute(
-        "SELECT iteration, step_id, tab, kind, seq FROM steps WHERE run_id = ? "
+    for number, step_id, tab, kind, seq, retry_json in conn.execute(
+        "SELECT iteration, step_id, tab, kind, seq, retry_json FROM steps WHERE run_id = ? "
         "ORDER BY iteration, seq, step_id",
         (run_id,),
     ):
         view = _fold_step(step_id, tab, kind, seq, events.get((number, step_id), []))
+        view = replace(view, retry=json.loads(retry_json) if retry_json else None)
         steps.setdefault(number, []).append(view)
     return steps
 
@@ -386,8 +389,8 @@ def _steps(conn: sqlite3.Connection, run_id: str) -> dict[int, list[StepView]]:
 def _fold_step(
     step_id: str, tab: str, kind: str, seq: int, events: list[tuple[Any, ...]]
 ) -> StepView:
-    last = events[-1] if events else ("started", None, None, None, None)
-    event, at, duration_ms, evidence_json, error_json = last
+    last = events[-1] if events else ("started", None, None, None, None, None)
+    event, at, duration_ms, evidence_json, error_json, attempts = last
     status = _STEP_STATUS.get(event, event)
     final = event not in _UNFINISHED_STEP
     return StepView(
@@ -403,6 +406,7 @@ def _fold_step(
         evidence=tuple(json.loads(evidence_json or "[]")),
         error=json.loads(error_json) if error_json else None,
         events=tuple((e[0], e[1]) for e in events),
+        attempts=attempts,
     )
 
 
@@ -510,6 +514,14 @@ def _step_line(step: StepView) -> str:
         f"    {step.seq + 1:>2} {step.step_id:<20} {step.tab:<10} {step.kind:<12} "
         f"{step.effective_status:<11} {_ms(step.duration_ms):>9}  {len(step.evidence)} evidence"
     )
+    if step.attempts and step.attempts > 1:
+        line += f"  {step.attempts} attempts"
+    if step.retry:
+        retry = step.retry
+        line += (
+            f"  [retry: {retry.get('attempts')} attempts in {retry.get('max_seconds'):g} s"
+            f" on {','.join(retry.get('on', []))}]"
+        )
     if step.error:
         line += f"  {step.error.get('code', '?')}: {_clip(str(step.error.get('message', '')), 80)}"
     return line

@@ -18,6 +18,7 @@ import structlog
 
 from northstar.browser import BrowserHost, BrowserSession
 from northstar.errors import ExpectationFailed, NorthstarError, OutcomeUnknown, TabClosed
+from northstar.failpoints import Failpoint, no_failpoint
 from northstar.plan import BoundStep, Plan
 from northstar.recipe import Check, FieldValueCheck
 from northstar.results import Evidence, IterationResult, IterationState, StepResult, StepStatus
@@ -111,8 +112,10 @@ class ProgramRunner:
         should_stop: Callable[[], bool] = lambda: False,
         on_failure: Callable[[Plan, Mapping[str, bytes]], None] | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        failpoint: Failpoint = no_failpoint,
     ) -> None:
         self._sleep = sleep
+        self._failpoint = failpoint
         self._host = host
         self._recorder = recorder or NullRecorder()
         self._monotonic = monotonic
@@ -198,9 +201,11 @@ class ProgramRunner:
             def dispatching() -> None:
                 # Durable before the action: a crash after this line leaves an unknown.
                 if step.is_submit:
+                    self._failpoint("before_in_flight", plan.iteration)
                     if not self._recorder.submit_in_flight(plan, step):
                         raise _AlreadyVerified
                     attempt.dispatched = True
+                    self._failpoint("after_in_flight", plan.iteration)
 
             try:
                 attempt.evidence.extend(await session.perform(step, before_dispatch=dispatching))
@@ -209,6 +214,7 @@ class ProgramRunner:
                 return  # its expectations held when it was verified; nothing was sent now
             if step.is_submit:
                 self._recorder.submit_dispatched(plan, step)
+                self._failpoint("after_dispatch", plan.iteration)
         for check in step.step.expect:
             tab = check.tab or step.tab
             attempt.evidence.append(await session.check(check, tab=tab, timeout_ms=step.timeout_ms))

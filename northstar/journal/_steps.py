@@ -50,13 +50,15 @@ def ensure_step(
     tab: str,
     kind: str,
     seq: int | None,
+    retry_json: str | None = None,
 ) -> None:
     """The step's row, once; without a known ``seq`` it goes after the steps recorded so far."""
     db.conn.execute(
-        "INSERT OR IGNORE INTO steps (run_id, iteration, step_id, tab, kind, seq) "
+        "INSERT OR IGNORE INTO steps (run_id, iteration, step_id, tab, kind, seq, retry_json) "
         "VALUES (?1, ?2, ?3, ?4, ?5, COALESCE(?6, "
-        "(SELECT COALESCE(MAX(seq), -1) + 1 FROM steps WHERE run_id = ?1 AND iteration = ?2)))",
-        (run_id, iteration, step_id, tab, kind, seq),
+        "(SELECT COALESCE(MAX(seq), -1) + 1 FROM steps WHERE run_id = ?1 AND iteration = ?2)), "
+        "?7)",
+        (run_id, iteration, step_id, tab, kind, seq, retry_json),
     )
 
 
@@ -70,10 +72,11 @@ def add_event(
     duration_ms: float | None = None,
     evidence_json: str | None = None,
     error_json: str | None = None,
+    attempts: int | None = None,
 ) -> None:
     db.conn.execute(
         "INSERT INTO step_events (run_id, iteration, step_id, event, at, duration_ms, "
-        "evidence_json, error_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        "evidence_json, error_json, attempts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             run_id,
             iteration,
@@ -83,6 +86,7 @@ def add_event(
             duration_ms,
             evidence_json,
             error_json,
+            attempts,
         ),
     )
 
@@ -112,6 +116,7 @@ def finish_step(
         duration_ms=result.duration_ms,
         evidence_json=to_json(evidence, secrets),
         error_json=error,
+        attempts=result.attempts,
     )
     _settle_submission(db, submission_key(run_id, iteration, result.step_id), event)
 

@@ -8,6 +8,7 @@ re-dispatch after a power loss must find it.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from northstar.journal import _steps
@@ -15,6 +16,7 @@ from northstar.journal._db import JournalDb
 from northstar.journal.schema import StepEvent
 from northstar.plan import BoundStep, Plan
 from northstar.results import StepResult
+from northstar.retry import DEFAULT_RETRY
 
 __all__ = ["JournalRecorder"]
 
@@ -72,4 +74,5 @@ class JournalRecorder:
             tab=step.tab,
             kind=step.kind,
             seq=step.index,
+            retry_json=json.dumps((step.retry or DEFAULT_RETRY).model_dump()),
         )

@@ -177,7 +177,13 @@ def _statements(*sql: str) -> Migration:
     return apply
 
 
-MIGRATIONS: tuple[Migration, ...] = (_statements(*_V1),)
+# v2: how often a step was attempted, and the retry policy it ran under (shown by `show`).
+_V2 = (
+    "ALTER TABLE steps ADD COLUMN retry_json TEXT",
+    "ALTER TABLE step_events ADD COLUMN attempts INTEGER",
+)
+
+MIGRATIONS: tuple[Migration, ...] = (_statements(*_V1), _statements(*_V2))
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -127,6 +127,7 @@ async def test_output_that_cannot_be_saved_leaves_iteration_needing_review(
     host: Any, site: FixtureSite, tmp_path: Path
 ) -> None:
     request = request_for(tmp_path, title_rows(2), site.base_url)
+
     def block_first_outputs_file(run_id: str) -> None:
         # A folder where the outputs file should be makes saving it fail.
         (tmp_path / "runs" / run_id / "iteration-0001.json").mkdir(parents=True)
@@ -148,7 +149,7 @@ async def test_recipe_changed_between_iterations_stops_before_dispatch(
 
     def edit_recipe_after_first(result: Any) -> None:
         if result.iteration == 1:
-            request.recipe_path.write_text(PUBLISH + "\n# edited\n")
+            request.recipe_path.write_text(PUBLISH.replace("timeout: 1500", "timeout: 1600"))
 
     with Journal.open(tmp_path / "journal.db") as journal:
         outcome = await execute_run(

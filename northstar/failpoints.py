@@ -1,0 +1,46 @@
+"""Named pause points for crash tests: prove that a kill at any moment loses nothing.
+
+A failpoint is armed only by the environment variable ``NORTHSTAR_FAILPOINT`` (for
+example ``after_in_flight@2``: the point's name and the iteration). When the runner
+reaches an armed point it prints ``failpoint NAME ITERATION`` on stderr and waits for a
+line on stdin, so a test can kill the worker exactly there. Unarmed, a point costs one
+comparison. The points, in the order a submission passes them:
+
+- ``before_in_flight``: the target was found; nothing is recorded or sent yet;
+- ``after_in_flight``: the in-flight record is durable; the action is not done yet;
+- ``after_dispatch``: the action was done; its outcome is not verified yet.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Mapping
+
+__all__ = ["FAILPOINT_ENV", "POINTS", "Failpoint", "failpoint_from_environ", "no_failpoint"]
+
+FAILPOINT_ENV = "NORTHSTAR_FAILPOINT"
+POINTS = ("before_in_flight", "after_in_flight", "after_dispatch")
+
+Failpoint = Callable[[str, int], None]
+
+
+def no_failpoint(name: str, iteration: int) -> None:
+    return None
+
+
+def failpoint_from_environ(environ: Mapping[str, str] | None = None) -> Failpoint:
+    """The armed point from the environment, or a no-op."""
+    spec = (os.environ if environ is None else environ).get(FAILPOINT_ENV, "")
+    if not spec:
+        return no_failpoint
+    name, _, number = spec.partition("@")
+    armed = (name, int(number or 1))
+
+    def pause(point: str, iteration: int) -> None:
+        if (point, iteration) == armed:
+            sys.stderr.write(f"failpoint {point} {iteration}\n")
+            sys.stderr.flush()
+            sys.stdin.readline()  # blocks until the test kills the worker (or says go on)
+
+    return pause
