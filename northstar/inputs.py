@@ -94,7 +94,7 @@ def _json_source(text: str, file: Path) -> ParamsSource:
     if isinstance(data, list) and all(isinstance(row, dict) for row in data):
         return ParamsSource(rows=_non_empty(data, file))
     raise UsageInvalid(
-        f"{file}: expected an object or a list of objects", fix="Use {\"name\": value}."
+        f"{file}: expected an object or a list of objects", fix='Use {"name": value}.'
     )
 
 

@@ -31,6 +31,11 @@ EVENTS = frozenset(
         "interval_wait",
         "binding_checked",
         "stop_requested",
+        "reconciled",
+        "loop_signal",
+        "loop_signal_cleared",
+        "credential_not_saved",
+        "screenshot_not_saved",
     }
 )
 
@@ -61,9 +66,7 @@ def configure_logging(*, json: bool = False, verbose: bool = False) -> None:
     """Configure structlog once, at the edge (the CLI); libraries only get loggers."""
     level = logging.DEBUG if verbose else logging.WARNING
     renderer: Any = (
-        structlog.processors.JSONRenderer()
-        if json
-        else structlog.dev.ConsoleRenderer(colors=False)
+        structlog.processors.JSONRenderer() if json else structlog.dev.ConsoleRenderer(colors=False)
     )
     structlog.configure(
         processors=[

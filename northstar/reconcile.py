@@ -68,8 +68,10 @@ def probe_verdict(result: IterationResult | None) -> ProbeVerdict:
     if result.verified:
         return ProbeVerdict.FOUND
     failing = next((s for s in result.steps if s.step_id == result.failing_step), None)
-    if failing is not None and failing.kind == "verify_outcome" and (
-        result.reason_code in _ABSENT_CODES
+    if (
+        failing is not None
+        and failing.kind == "verify_outcome"
+        and (result.reason_code in _ABSENT_CODES)
     ):
         return ProbeVerdict.ABSENT
     return ProbeVerdict.INCONCLUSIVE
