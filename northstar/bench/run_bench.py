@@ -1,0 +1,823 @@
+"""The run benchmark suite (issue 7): Northstar beside hand-written Playwright.
+
+    python -m northstar.bench [--iterations N] [--pairs N] [--runs N] [--quick]
+                              [--json PATH] [--browser PATH] [--tmp-dir DIR]
+
+One invocation starts the fixture site in-process (127.0.0.1, ephemeral port), measures
+every figure below on ``recipes/contact-form.yaml`` (7 steps: three fills, a select, a
+check, an upload and a submitting click, with 5 expectations, ``done_when`` and 2 outputs;
+it covers more step kinds than ``publish-post``), prints a table, and with ``--json PATH``
+also writes the figures, the raw samples and the configuration. Progress goes to stderr.
+The defaults are sized to finish within five minutes on an idle 2-core machine (a loaded
+one takes longer and gives noisier figures); ``--quick`` is a small, noisier version.
+Speed is measured here, never asserted.
+
+(a) Recipe run: N iterations (``--iterations``, 20) through Northstar's real path
+    (``run_recipe``, a request built as the CLI builds it, a fresh journal in a temporary
+    folder, one browser per run, a fresh context per iteration) beside
+    ``fixtures.handwritten.contact_form`` doing the same N iterations with the same
+    browser, flags, steps and checks. Runs alternate A B A B (``--pairs``, 5) after one
+    unreported warm-up of each (not with ``--quick``), so drifting load hits both sides
+    alike; each pair's ratio (Northstar / hand-written) is listed and the headline is
+    their median. Every iteration must be verified and reach the server, or the suite
+    fails.
+(b) Per-step overhead in ms, without the browser's own work. Derived: the difference of
+    (a) divided by N x 7 steps, median of the pairs (it includes what the adapter adds in
+    the browser, exactly-one target checks and the origin guard, and is noisy). Direct:
+    ``ProgramRunner`` on an in-memory fake browser that answers at once, recording into a
+    real journal: median and p95 from each step's ``step_started`` to its
+    ``step_finished`` (the submitting step adds an fsynced in-flight record, which is
+    what the p95 shows). Whole run: ``execute_run`` on the fake browser (binding checks,
+    iteration records, output files) divided by the steps it ran.
+(c) Cold start: from spawning ``northstar -v --log-json run ...`` to its first
+    ``step_started`` log line (browser launched, iteration context open) beside
+    ``fixtures.handwritten.raw_launch`` reaching the same point, then loading the start
+    page. Medians of ``--runs`` (5) interleaved runs; the ratio compares the same point.
+(d) Peak memory of ``northstar run --repeat N``: the worker process's own maximum RSS and
+    the largest single process it reaped (the Playwright driver or a Chromium process),
+    both from ``getrusage`` in the worker at exit, and the peak total PSS of the driver
+    and Chromium processes together, sampled from /proc (Linux) while the run goes on.
+(e) Lanes: the hook for issue 7's parallel iterations (see ``lanes_section``). It prints
+    "not available" until ``northstar.execution.RunRequest`` has a ``concurrency`` field;
+    then N iterations on 2 lanes are timed against the sequential median of (a).
+Journal (issue 3): cost per step record (``step_started`` + ``step_finished``, each
+    committed), median and p95 of 2,000, measured by ``northstar.journal.bench``.
+Single iteration (issue 2): wall time of a one-iteration ``northstar run`` process beside
+    the hand-written script as a process, ``--runs`` interleaved pairs.
+
+This module is an entry point, like the CLI: it wires the hand-written baselines (which
+import Playwright) in lazily, inside functions, and never imports ``browser_adapters``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator, Callable, Collection, Iterable, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import asdict, dataclass, field, fields, replace
+from importlib import metadata
+from pathlib import Path
+from types import TracebackType
+from typing import IO, TYPE_CHECKING, Any, Self
+
+from northstar.browser import BrowserSession, ReadSource
+from northstar.compiler import bind
+from northstar.execution import RunRequest, execute_run
+from northstar.journal import Journal
+from northstar.logs import configure_logging
+from northstar.params import coerce_params
+from northstar.plan import BoundStep, BoundTab, Plan
+from northstar.recipe import Check, Target
+from northstar.repeat import RepeatOptions
+from northstar.results import Evidence, StepResult
+from northstar.runner import IterationRecorder, ProgramRunner
+from northstar.worker import BrowserSettings, load_compiled, run_recipe
+
+if TYPE_CHECKING:
+    from fixtures.site_server import FixtureSite
+
+__all__ = ["FIGURES", "BenchConfig", "Figure", "main", "render_table", "run_suite"]
+
+REPO = Path(__file__).resolve().parents[2]
+RECIPE = REPO / "recipes" / "contact-form.yaml"
+SENDER = "Bench Person"
+FAKE_BASE_URL = "http://127.0.0.1:9"  # bound into the fake browser's plans, never contacted
+CLI_ENTRY = "from northstar.cli import main; main()"
+SUBPROCESS_TIMEOUT_S = 300
+MEMORY_SAMPLE_S = 0.2
+LANES = 2
+
+# The CLI, reporting at exit the worker's own peak RSS and its largest reaped descendant.
+MEMORY_ENTRY = """\
+import atexit, json, resource, sys
+def _report():
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    child = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    sys.stderr.write("northstar-bench-rss " + json.dumps([own, child]) + "\\n")
+atexit.register(_report)
+from northstar.cli import main
+main()
+"""
+RSS_MARKER = "northstar-bench-rss "
+
+FULL = {"iterations": 20, "pairs": 5, "runs": 5, "fake_iterations": 300, "journal_steps": 2000}
+QUICK = {"iterations": 3, "pairs": 2, "runs": 2, "fake_iterations": 30, "journal_steps": 300}
+
+# The table, in order: key, label (filled from the run's sizes), unit. The per-pair rows of
+# (a) follow "run_ratio"; a key a section did not report is left out.
+FIGURES: tuple[tuple[str, str, str], ...] = (
+    ("run_northstar_s", "(a) Northstar, {iterations} iterations (median of {pairs})", "s"),
+    ("run_handwritten_s", "(a) hand-written Playwright, same work (median of {pairs})", "s"),
+    ("run_ratio", "(a) ratio Northstar / hand-written (median of the pairs)", "x"),
+    ("step_overhead_derived_ms", "(b) per step, derived from (a): difference / steps", "ms"),
+    ("step_overhead_runner_median_ms", "(b) per step, direct: median ({fake_steps} steps)", "ms"),
+    ("step_overhead_runner_p95_ms", "(b) per step, direct: p95 (fake browser, real journal)", "ms"),
+    ("step_overhead_whole_run_ms", "(b) per step, whole execute_run on the fake browser", "ms"),
+    (
+        "cold_start_northstar_s",
+        "(c) cold start: command to first step_started (median of {runs})",
+        "s",
+    ),
+    ("cold_start_raw_context_s", "(c) raw Playwright: launch + context, the same point", "s"),
+    ("cold_start_raw_page_s", "(c) raw Playwright: ... + page + start URL loaded", "s"),
+    ("cold_start_ratio", "(c) ratio Northstar / raw, same point", "x"),
+    ("memory_worker_peak_mib", "(d) worker process peak RSS (--repeat {iterations})", "MiB"),
+    ("memory_largest_child_mib", "(d) largest driver/Chromium process, peak RSS", "MiB"),
+    ("memory_browser_total_mib", "(d) driver + Chromium together, peak PSS (sampled)", "MiB"),
+    ("memory_browser_processes", "(d) driver + Chromium processes at that peak", ""),
+    ("lanes_s", "(e) lanes: {iterations} iterations on {lanes} lanes", "s"),
+    ("lanes_speedup", "(e) lanes: speed-up over the sequential median of (a)", "x"),
+    ("journal_us_per_step_median", "journal cost per step, median ({journal_steps} records)", "µs"),
+    ("journal_us_per_step_p95", "journal cost per step, p95", "µs"),
+    ("cli_northstar_s", "single iteration: `northstar run` process (median of {runs})", "s"),
+    ("cli_handwritten_s", "single iteration: hand-written script process (median)", "s"),
+    ("cli_ratio", "single iteration: ratio Northstar / hand-written (median)", "x"),
+)
+
+
+class BenchFailed(Exception):
+    """A measured run did not do its work (not verified, submissions missing)."""
+
+
+@dataclass(frozen=True)
+class BenchConfig:
+    """The sizes of one suite run; ``--quick`` only changes the defaults."""
+
+    iterations: int
+    pairs: int
+    runs: int
+    fake_iterations: int
+    journal_steps: int
+    browser: str | None = None
+    quick: bool = False
+    tmp_dir: str | None = None
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One row of the table; ``value`` is ``None`` when it was not measured (see ``note``)."""
+
+    key: str
+    name: str
+    value: float | None
+    unit: str
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Pair:
+    """Wall times of one A-then-B pair, in seconds."""
+
+    northstar_s: float
+    handwritten_s: float
+
+    @property
+    def ratio(self) -> float:
+        return self.northstar_s / self.handwritten_s
+
+    def to_dict(self) -> dict[str, float]:
+        return asdict(self) | {"ratio": self.ratio}
+
+
+@dataclass
+class Report:
+    """Measured values by figure key, notes for the unmeasured, and the raw samples."""
+
+    values: dict[str, float | None] = field(default_factory=dict)
+    notes: dict[str, str] = field(default_factory=dict)
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Bench:
+    """What every section shares: sizes, the running site, a scratch folder, the browser."""
+
+    config: BenchConfig
+    site: FixtureSite
+    work: Path
+    executable: str  # the baselines' --executable: the path Northstar finds, or "playwright"
+
+    def scratch(self, name: str) -> Path:
+        """A fresh folder for one run's journal and outputs."""
+        return Path(tempfile.mkdtemp(prefix=f"{name}-", dir=self.work))
+
+
+def _median(values: Iterable[float]) -> float:
+    return statistics.median(list(values))
+
+
+def _p95(values: Sequence[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+
+
+def _progress(text: str) -> None:
+    print(f"[bench] {text}", file=sys.stderr, flush=True)
+
+
+def recipe_request(base_url: str, iterations: int) -> RunRequest:
+    """The run ``northstar run contact-form -p name=... --repeat N`` builds (cli._inputs)."""
+    compiled = load_compiled(RECIPE)
+    row = coerce_params(compiled.recipe.params, {"name": SENDER}, recipe_dir=RECIPE.parent)
+    bind(compiled, row, base_url=base_url, iteration=1)  # renders the row, as the CLI does
+    return RunRequest(
+        recipe_path=RECIPE,
+        compiled=compiled,
+        rows=[row],
+        repeat=RepeatOptions.of(iterations, 0),
+        base_url=base_url,
+        project="bench",
+    )
+
+
+def steps_per_iteration() -> int:
+    return len(load_compiled(RECIPE).recipe.steps)
+
+
+# (a) Recipe run: Northstar and the hand-written script, interleaved
+
+
+def _check_submitted(site: FixtureSite, before: int, iterations: int, who: str) -> None:
+    received = site.submission_count("contact") - before
+    if received != iterations:
+        raise BenchFailed(f"{who}: the site received {received} of {iterations} submissions")
+
+
+async def northstar_run(bench: Bench, iterations: int) -> float:
+    """Seconds for ``run_recipe`` to run ``iterations`` verified iterations."""
+    request = recipe_request(bench.site.base_url, iterations)
+    settings = BrowserSettings(executable=bench.config.browser)
+    journal = bench.scratch("northstar") / "journal.db"
+    before = bench.site.submission_count("contact")
+    started = time.perf_counter()
+    outcome = await run_recipe(request, browser=settings, journal_path=journal)
+    elapsed = time.perf_counter() - started
+    if outcome.status != "verified":
+        raise BenchFailed(f"the Northstar run ended {outcome.status}: {outcome.error}")
+    _check_submitted(bench.site, before, iterations, "Northstar")
+    return elapsed
+
+
+async def handwritten_run(bench: Bench, iterations: int) -> float:
+    """Seconds for the hand-written script to run ``iterations`` iterations."""
+    from fixtures.handwritten.contact_form import ContactForm, run_contact_form
+
+    form = ContactForm(name=SENDER)
+    before = bench.site.submission_count("contact")
+    started = time.perf_counter()
+    await run_contact_form(
+        bench.site.base_url, form, iterations=iterations, executable=bench.executable
+    )
+    elapsed = time.perf_counter() - started
+    _check_submitted(bench.site, before, iterations, "hand-written")
+    return elapsed
+
+
+async def interleaved_pairs(bench: Bench) -> list[Pair]:
+    """A B A B after a warm-up of each, so load drift and cold caches hit both sides."""
+    if not bench.config.quick:
+        await northstar_run(bench, 1)
+        await handwritten_run(bench, 1)
+    pairs: list[Pair] = []
+    for index in range(1, bench.config.pairs + 1):
+        northstar = await northstar_run(bench, bench.config.iterations)
+        pairs.append(Pair(northstar, await handwritten_run(bench, bench.config.iterations)))
+        _progress(f"run pair {index}: {northstar:.2f} s / {pairs[-1].handwritten_s:.2f} s")
+    return pairs
+
+
+def recipe_run_section(bench: Bench, report: Report) -> list[Pair]:
+    pairs = asyncio.run(interleaved_pairs(bench))
+    report.values["run_northstar_s"] = _median(p.northstar_s for p in pairs)
+    report.values["run_handwritten_s"] = _median(p.handwritten_s for p in pairs)
+    report.values["run_ratio"] = _median(p.ratio for p in pairs)
+    report.details["run_pairs"] = [p.to_dict() for p in pairs]
+    return pairs
+
+
+# (b) Per-step overhead: derived from (a), and direct on a fake browser
+
+
+class _InstantSession:
+    """A ``BrowserSession`` whose every call succeeds at once: only Northstar's work is left."""
+
+    def __init__(self) -> None:
+        self._open: set[str] = set()
+
+    def has_tab(self, role: str) -> bool:
+        return role in self._open
+
+    async def open_tab(self, tab: BoundTab, *, timeout_ms: int) -> Evidence:
+        self._open.add(tab.role)
+        return Evidence("tab_opened", tab.role, f"open {tab.start}", True, tab.start or "")
+
+    async def perform(
+        self, step: BoundStep, *, before_dispatch: Callable[[], None] = lambda: None
+    ) -> tuple[Evidence, ...]:
+        before_dispatch()
+        return ()
+
+    async def check(self, check: Check, *, tab: str, timeout_ms: int) -> Evidence:
+        return Evidence(check.kind, tab, check.describe(), True, "as expected")
+
+    async def read(
+        self,
+        source: ReadSource,
+        *,
+        tab: str,
+        target: Target | None,
+        attribute: str | None,
+        timeout_ms: int,
+    ) -> str:
+        return f"{FAKE_BASE_URL}/form/thanks?id=1" if source == "url" else "Thank you"
+
+    async def screenshot(self, tab: str) -> bytes | None:
+        return None
+
+
+class _InstantHost:
+    """A ``BrowserHost`` handing out ``_InstantSession``s."""
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        return None
+
+    @asynccontextmanager
+    async def session(self, plan: Plan) -> AsyncIterator[BrowserSession]:
+        yield _InstantSession()
+
+
+class _TimedRecorder:
+    """The journal's recorder, timing each step from its start record to its result record."""
+
+    def __init__(self, inner: IterationRecorder) -> None:
+        self._inner = inner
+        self._started = 0.0
+        self.step_ms: list[float] = []
+
+    def step_started(self, plan: Plan, step: BoundStep) -> None:
+        self._started = time.perf_counter()
+        self._inner.step_started(plan, step)
+
+    def submit_in_flight(self, plan: Plan, step: BoundStep) -> bool:
+        return self._inner.submit_in_flight(plan, step)
+
+    def submit_dispatched(self, plan: Plan, step: BoundStep) -> None:
+        self._inner.submit_dispatched(plan, step)
+
+    def step_finished(self, plan: Plan, result: StepResult) -> None:
+        self._inner.step_finished(plan, result)
+        self.step_ms.append((time.perf_counter() - self._started) * 1000)
+
+
+def _create_run(journal: Journal, name: str, total: int) -> str:
+    run_id, _credential = journal.create_run(
+        recipe_path=str(RECIPE),
+        recipe_name=name,
+        definition_hash="0" * 64,
+        project="bench",
+        profile="bench",
+        params_fingerprint="0" * 64,
+        total_iterations=total,
+        options={},
+    )
+    return run_id
+
+
+async def runner_step_times(journal: Journal, iterations: int) -> list[float]:
+    """Milliseconds per step of ``ProgramRunner`` on the fake browser with a real journal."""
+    request = recipe_request(FAKE_BASE_URL, 1)
+    run_id = _create_run(journal, "bench-runner", iterations)
+    recorder = _TimedRecorder(journal.recorder(run_id))
+    runner = ProgramRunner(_InstantHost(), recorder=recorder)
+    for number in range(1, iterations + 1):
+        plan = bind(request.compiled, request.rows[0], base_url=FAKE_BASE_URL, iteration=number)
+        journal.start_iteration(run_id, number, params_fingerprint=plan.params_fingerprint)
+        result = await runner.run_iteration(plan)
+        if not result.verified:
+            raise BenchFailed(f"fake-browser iteration {number}: {result.reason}")
+        journal.finish_iteration(run_id, result)
+    return recorder.step_ms
+
+
+async def whole_run_seconds(journal: Journal, iterations: int) -> float:
+    """Seconds for ``execute_run`` of ``iterations`` iterations on the fake browser."""
+    request = recipe_request(FAKE_BASE_URL, iterations)
+    started = time.perf_counter()
+    outcome = await execute_run(request, host=_InstantHost(), journal=journal)
+    elapsed = time.perf_counter() - started
+    if outcome.status != "verified":
+        raise BenchFailed(f"the fake-browser run ended {outcome.status}: {outcome.error}")
+    return elapsed
+
+
+def step_overhead_section(bench: Bench, report: Report, pairs: Sequence[Pair]) -> None:
+    steps = steps_per_iteration()
+    iterations = bench.config.fake_iterations
+    per_run = bench.config.iterations * steps
+    derived = [(p.northstar_s - p.handwritten_s) * 1000 / per_run for p in pairs]
+    with Journal.open(bench.scratch("runner") / "journal.db") as journal:
+        step_ms = asyncio.run(runner_step_times(journal, iterations))
+    with Journal.open(bench.scratch("whole") / "journal.db") as journal:
+        whole_s = asyncio.run(whole_run_seconds(journal, iterations))
+    report.values["step_overhead_derived_ms"] = _median(derived)
+    report.values["step_overhead_runner_median_ms"] = _median(step_ms)
+    report.values["step_overhead_runner_p95_ms"] = _p95(step_ms)
+    report.values["step_overhead_whole_run_ms"] = whole_s * 1000 / (iterations * steps)
+
+
+# Processes: the CLI as a person runs it, and the baselines as scripts
+
+
+def northstar_arguments(bench: Bench, *extra: str, verbose: bool = False) -> list[str]:
+    """The CLI's arguments for one contact-form run with a fresh journal."""
+    arguments = ["-v", "--log-json"] if verbose else []
+    arguments += ["run", str(RECIPE), "-p", f"name={SENDER}", "--base-url", bench.site.base_url]
+    arguments += ["--journal", str(bench.scratch("cli") / "journal.db"), *extra]
+    return arguments + (["--browser", bench.config.browser] if bench.config.browser else [])
+
+
+def northstar_command(bench: Bench, *extra: str, verbose: bool = False) -> list[str]:
+    """The ``northstar`` console script, as a person types it."""
+    script = Path(sys.executable).with_name("northstar")
+    program = [str(script)] if script.is_file() else [sys.executable, "-c", CLI_ENTRY]
+    return program + northstar_arguments(bench, *extra, verbose=verbose)
+
+
+def baseline_command(bench: Bench, module: str, *arguments: str) -> list[str]:
+    """A baseline as its own process; naming the browser keeps Northstar out of its imports."""
+    script = f"fixtures.handwritten.{module}"
+    return [sys.executable, "-m", script, *arguments, "--executable", bench.executable]
+
+
+def _event_name(line: str) -> str:
+    """The ``event`` of a JSON log line, or "" for any other line."""
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return ""
+    return str(record.get("event", "")) if isinstance(record, dict) else ""
+
+
+def _arrivals(
+    stream: IO[str], wanted: Collection[str], label: Callable[[str], str]
+) -> dict[str, float]:
+    """``perf_counter()`` at the first line of each wanted label, read as lines arrive."""
+    seen: dict[str, float] = {}
+    for line in stream:
+        now = time.perf_counter()
+        name = label(line.strip())
+        if name in wanted:
+            seen.setdefault(name, now)
+        if len(seen) == len(wanted):
+            break
+    return seen
+
+
+def timed_lines(
+    command: Sequence[str], *, cwd: Path, wanted: Collection[str], on_stderr: bool = False
+) -> dict[str, float]:
+    """Seconds from spawning ``command`` to its first line of each wanted kind.
+
+    On stderr a line's kind is its JSON log event; on stdout it is the line itself.
+    """
+    piped, muted = subprocess.PIPE, subprocess.DEVNULL
+    started = time.perf_counter()
+    with subprocess.Popen(
+        command,
+        cwd=cwd,
+        text=True,
+        stdout=muted if on_stderr else piped,
+        stderr=piped if on_stderr else muted,
+    ) as proc:
+        source = proc.stderr if on_stderr else proc.stdout
+        assert source is not None
+        seen = _arrivals(source, wanted, _event_name if on_stderr else str)
+        source.read()  # drained, so the process never blocks on a full pipe
+        code = proc.wait(timeout=SUBPROCESS_TIMEOUT_S)
+    if code != 0 or len(seen) != len(wanted):
+        raise BenchFailed(f"{command[:3]} exited {code} having printed only {sorted(seen)}")
+    return {name: at - started for name, at in seen.items()}
+
+
+def wall_seconds(command: Sequence[str], *, cwd: Path) -> float:
+    """Seconds from spawning ``command`` to its exit; it must succeed."""
+    started = time.perf_counter()
+    done = subprocess.run(
+        command, cwd=cwd, capture_output=True, text=True, timeout=SUBPROCESS_TIMEOUT_S
+    )
+    elapsed = time.perf_counter() - started
+    if done.returncode != 0:
+        raise BenchFailed(f"{command[:3]} exited {done.returncode}: {done.stderr[-500:]}")
+    return elapsed
+
+
+# (c) Cold start
+
+
+def cold_start_once(bench: Bench) -> dict[str, float]:
+    from fixtures.handwritten.raw_launch import CONTEXT_READY, PAGE_LOADED
+
+    command = northstar_command(bench, verbose=True)
+    northstar = timed_lines(command, cwd=bench.work, wanted={"step_started"}, on_stderr=True)
+    command = baseline_command(bench, "raw_launch", f"{bench.site.base_url}/form")
+    raw = timed_lines(command, cwd=REPO, wanted={CONTEXT_READY, PAGE_LOADED})
+    return {
+        "northstar_first_step_s": northstar["step_started"],
+        "raw_context_ready_s": raw[CONTEXT_READY],
+        "raw_page_loaded_s": raw[PAGE_LOADED],
+    }
+
+
+def cold_start_section(bench: Bench, report: Report) -> None:
+    runs = [cold_start_once(bench) for _ in range(bench.config.runs)]
+    northstar = _median(run["northstar_first_step_s"] for run in runs)
+    context = _median(run["raw_context_ready_s"] for run in runs)
+    report.values["cold_start_northstar_s"] = northstar
+    report.values["cold_start_raw_context_s"] = context
+    report.values["cold_start_raw_page_s"] = _median(run["raw_page_loaded_s"] for run in runs)
+    report.values["cold_start_ratio"] = northstar / context
+    report.details["cold_start_runs"] = runs
+
+
+# (d) Peak memory
+
+
+def _children_by_parent() -> dict[int, list[int]]:
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue  # it exited while we looked
+        parent = int(stat.rpartition(")")[2].split()[1])
+        children.setdefault(parent, []).append(int(entry.name))
+    return children
+
+
+def descendants(root: int) -> list[int]:
+    """Every process below ``root``: the Playwright driver and Chromium's whole tree."""
+    children = _children_by_parent()
+    found: list[int] = []
+    todo = [root]
+    while todo:
+        below = children.get(todo.pop(), [])
+        found += below
+        todo += below
+    return found
+
+
+def pss_kib(pid: int) -> int:
+    """Proportional set size: pages shared by several processes are split, so sums add up."""
+    try:
+        lines = Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()
+    except OSError:
+        return 0
+    return next((int(line.split()[1]) for line in lines if line.startswith("Pss:")), 0)
+
+
+def peak_tree_pss(proc: subprocess.Popen[bytes]) -> tuple[int, int]:
+    """Peak total PSS (KiB) of ``proc``'s descendants until it exits, and their count then."""
+    peak, count = 0, 0
+    while True:
+        try:
+            proc.wait(timeout=MEMORY_SAMPLE_S)  # the sampling clock is the wait for its exit
+            return peak, count
+        except subprocess.TimeoutExpired:
+            pids = descendants(proc.pid)
+            total = sum(pss_kib(pid) for pid in pids)
+            if total > peak:
+                peak, count = total, len(pids)
+
+
+def memory_section(bench: Bench, report: Report) -> None:
+    extra = ("--repeat", str(bench.config.iterations))
+    command = [sys.executable, "-c", MEMORY_ENTRY, *northstar_arguments(bench, *extra)]
+    log = bench.scratch("memory") / "stderr.txt"
+    with (
+        log.open("wb") as sink,
+        subprocess.Popen(command, cwd=bench.work, stdout=subprocess.DEVNULL, stderr=sink) as proc,
+    ):
+        peak_kib, processes = peak_tree_pss(proc)
+    marked = [line for line in log.read_text().splitlines() if line.startswith(RSS_MARKER)]
+    if proc.returncode != 0 or not marked:
+        raise BenchFailed(f"the memory run exited {proc.returncode}: {log.read_text()[-500:]}")
+    own_kib, child_kib = json.loads(marked[-1].removeprefix(RSS_MARKER))
+    report.values["memory_worker_peak_mib"] = own_kib / 1024
+    report.values["memory_largest_child_mib"] = child_kib / 1024
+    report.values["memory_browser_total_mib"] = peak_kib / 1024
+    report.values["memory_browser_processes"] = processes
+
+
+# (e) LANES: the hook for issue 7's parallel iterations
+
+
+def lanes_option() -> str | None:
+    """``RunRequest``'s concurrency field, once ``northstar.execution`` offers one."""
+    return "concurrency" if "concurrency" in {f.name for f in fields(RunRequest)} else None
+
+
+async def lanes_seconds(bench: Bench, option: str) -> float:
+    """Seconds for N iterations on ``LANES`` lanes, through the same path as (a)."""
+    lanes: dict[str, Any] = {option: LANES}  # a field this version does not declare yet
+    request = replace(recipe_request(bench.site.base_url, bench.config.iterations), **lanes)
+    settings = BrowserSettings(executable=bench.config.browser)
+    journal = bench.scratch("lanes") / "journal.db"
+    started = time.perf_counter()
+    outcome = await run_recipe(request, browser=settings, journal_path=journal)
+    if outcome.status != "verified":
+        raise BenchFailed(f"the {LANES}-lane run ended {outcome.status}: {outcome.error}")
+    return time.perf_counter() - started
+
+
+def lanes_section(bench: Bench, report: Report, pairs: Sequence[Pair]) -> None:
+    """Measured once ``lanes_option`` finds the option; until then, "not available"."""
+    option = lanes_option()
+    report.details["lanes"] = {"available": option is not None, "lanes": LANES}
+    if option is None:
+        report.values["lanes_speedup"] = None
+        report.notes["lanes_speedup"] = "not available (northstar.execution: no concurrency)"
+        return
+    seconds = asyncio.run(lanes_seconds(bench, option))
+    report.values["lanes_s"] = seconds
+    report.values["lanes_speedup"] = _median(p.northstar_s for p in pairs) / seconds
+
+
+# Journal cost (issue 3) and a single iteration as processes (issue 2)
+
+
+def journal_section(bench: Bench, report: Report) -> None:
+    from northstar.journal.bench import time_steps
+
+    with Journal.open(bench.scratch("journal") / "journal.db") as journal:
+        run_id = _create_run(journal, "journal-bench", bench.config.journal_steps)
+        started, finished = time_steps(journal, run_id, bench.config.journal_steps)
+    per_step_us = [(a + b) / 1000 for a, b in zip(started, finished, strict=True)]
+    report.values["journal_us_per_step_median"] = _median(per_step_us)
+    report.values["journal_us_per_step_p95"] = _p95(per_step_us)
+
+
+def cli_section(bench: Bench, report: Report) -> None:
+    baseline = baseline_command(bench, "contact_form", "--base-url", bench.site.base_url)
+    pairs: list[Pair] = []
+    for index in range(1, bench.config.runs + 1):
+        northstar = wall_seconds(northstar_command(bench), cwd=bench.work)
+        pairs.append(Pair(northstar, wall_seconds(baseline, cwd=REPO)))
+        _progress(f"CLI pair {index}: {northstar:.2f} s / {pairs[-1].handwritten_s:.2f} s")
+    report.values["cli_northstar_s"] = _median(p.northstar_s for p in pairs)
+    report.values["cli_handwritten_s"] = _median(p.handwritten_s for p in pairs)
+    report.values["cli_ratio"] = _median(p.ratio for p in pairs)
+    report.details["cli_pairs"] = [p.to_dict() for p in pairs]
+
+
+# The suite
+
+
+def _environment(bench: Bench) -> dict[str, Any]:
+    return {
+        "recipe": str(RECIPE.relative_to(REPO)),
+        "steps_per_iteration": steps_per_iteration(),
+        "executable": bench.executable,
+        "python": platform.python_version(),
+        "playwright": metadata.version("playwright"),
+        "cpus": os.cpu_count(),
+        "load_average_at_start": os.getloadavg()[0],
+    }
+
+
+def run_suite(config: BenchConfig) -> Report:
+    """Every section, in one process, against one fixture site."""
+    from fixtures.handwritten.launch import discover
+    from fixtures.site_server import FixtureSite
+
+    report = Report()
+    with FixtureSite() as site, tempfile.TemporaryDirectory(dir=config.tmp_dir) as folder:
+        bench = Bench(config, site, Path(folder), asyncio.run(discover(config.browser)))
+        environment = asdict(config) | _environment(bench)
+        started = time.perf_counter()
+        _progress(f"recipe run: {config.pairs} pairs of {config.iterations} iterations")
+        pairs = recipe_run_section(bench, report)
+        _progress("per-step overhead on the fake browser")
+        step_overhead_section(bench, report, pairs)
+        _progress(f"cold start: {config.runs} runs")
+        cold_start_section(bench, report)
+        _progress("peak memory")
+        memory_section(bench, report)
+        lanes_section(bench, report, pairs)
+        journal_section(bench, report)
+        cli_section(bench, report)
+        environment["suite_s"] = time.perf_counter() - started
+        environment["load_average_at_end"] = os.getloadavg()[0]
+    report.details["config"] = environment
+    return report
+
+
+# Output
+
+
+def figures(report: Report, config: BenchConfig) -> list[Figure]:
+    """The table's rows, in ``FIGURES`` order, with the pairs of (a) after its ratio."""
+    sizes = asdict(config) | {
+        "fake_steps": f"{config.fake_iterations * steps_per_iteration():,}",
+        "journal_steps": f"{config.journal_steps:,}",
+        "lanes": LANES,
+    }
+    rows: list[Figure] = []
+    for key, label, unit in FIGURES:
+        if key in report.values:
+            note = report.notes.get(key, "")
+            rows.append(Figure(key, label.format(**sizes), report.values[key], unit, note))
+        if key == "run_ratio":
+            rows += _pair_rows(report.details.get("run_pairs", []))
+    return rows
+
+
+def _pair_rows(pairs: Sequence[dict[str, float]]) -> list[Figure]:
+    return [
+        Figure(
+            f"run_pair_{index}_ratio",
+            f"    pair {index}: {pair['northstar_s']:.2f} s / {pair['handwritten_s']:.2f} s",
+            pair["ratio"],
+            "x",
+        )
+        for index, pair in enumerate(pairs, start=1)
+    ]
+
+
+def _format_value(figure: Figure) -> str:
+    if figure.value is None:
+        return figure.note
+    if figure.unit == "x":
+        return f"{figure.value:.2f}x"
+    digits = {"s": 2, "ms": 3, "µs": 1, "MiB": 1}.get(figure.unit, 0)
+    return f"{figure.value:,.{digits}f} {figure.unit}".rstrip()
+
+
+def render_table(rows: Sequence[Figure]) -> str:
+    """The figures as an aligned two-column text table."""
+    cells = [("metric", "value")] + [(f.name, _format_value(f)) for f in rows]
+    width = max(len(name) for name, _ in cells)
+    lines = [f"{name.ljust(width)}  {value}" for name, value in cells]
+    lines.insert(1, f"{'-' * width}  {'-' * max(len(value) for _, value in cells)}")
+    return "\n".join(lines)
+
+
+def _arguments(argv: Sequence[str] | None) -> tuple[BenchConfig, str | None]:
+    parser = argparse.ArgumentParser(prog="python -m northstar.bench")
+    parser.add_argument("--iterations", type=int, help="iterations per recipe run (20)")
+    parser.add_argument("--pairs", type=int, help="Northstar / hand-written run pairs (5)")
+    parser.add_argument("--runs", type=int, help="cold-start runs and single-iteration pairs (5)")
+    parser.add_argument("--fake-iterations", type=int, help="fake-browser iterations (300)")
+    parser.add_argument("--journal-steps", type=int, help="journal step records (2000)")
+    parser.add_argument("--quick", action="store_true", help="a small, noisier version")
+    parser.add_argument("--json", metavar="PATH", help="also write the results as JSON")
+    parser.add_argument("--browser", help="Chromium executable for both sides")
+    parser.add_argument("--tmp-dir", help="folder for the temporary journals")
+    args = parser.parse_args(argv)
+    defaults = QUICK if args.quick else FULL
+    given = {name: getattr(args, name) for name in defaults}
+    sizes = {name: defaults[name] if value is None else value for name, value in given.items()}
+    if min(sizes.values()) < 1:
+        parser.error("every count must be at least 1")
+    return BenchConfig(**sizes, browser=args.browser, quick=args.quick, tmp_dir=args.tmp_dir), (
+        args.json
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the suite, print the table, and write the JSON file when asked."""
+    config, json_path = _arguments(argv)
+    configure_logging()  # warnings only: the runs are measured, not narrated
+    try:
+        report = run_suite(config)
+    except BenchFailed as exc:
+        print(f"bench failed: {exc}", file=sys.stderr)
+        return 1
+    rows = figures(report, config)
+    print(render_table(rows))
+    if json_path:
+        document = {"figures": {f.key: asdict(f) for f in rows}, **report.details}
+        Path(json_path).write_text(json.dumps(document, ensure_ascii=False, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
