@@ -20,6 +20,7 @@ from playwright.async_api import Error as PlaywrightError
 from browser_adapters.checks import run_check
 from browser_adapters.error_mapping import converted_errors
 from browser_adapters.locators import resolve_one
+from browser_adapters.observation_capture import capture_observation
 from northstar.browser import ReadSource
 from northstar.errors import (
     ActionFailed,
@@ -28,6 +29,7 @@ from northstar.errors import (
     OriginBlocked,
     TabClosed,
 )
+from northstar.observation import Observation
 from northstar.plan import BoundStep, BoundTab, Plan
 from northstar.recipe import Check, Step, Target
 from northstar.redaction import redact
@@ -248,6 +250,9 @@ class PlaywrightSession:
             return redact(
                 await _read_locator(locator, source, attribute, timeout_ms), self._secrets
             )
+
+    async def observe(self, tab: str) -> Observation:
+        return await capture_observation(self.page(tab), role=tab, secret_values=self._secrets)
 
     async def screenshot(self, tab: str) -> bytes | None:
         page = self._pages.get(tab)

@@ -12,6 +12,7 @@ from contextlib import AbstractAsyncContextManager
 from types import TracebackType
 from typing import Literal, Protocol, Self
 
+from northstar.observation import Observation
 from northstar.plan import BoundStep, BoundTab, Plan
 from northstar.recipe import Check, Target
 from northstar.results import Evidence
@@ -56,6 +57,10 @@ class BrowserSession(Protocol):
         timeout_ms: int,
     ) -> str:
         """Read a value from a tab: its URL or title, or a target's text, attribute or value."""
+        ...
+
+    async def observe(self, tab: str) -> Observation:
+        """A structured reading of the role's page (secret values redacted)."""
         ...
 
     async def screenshot(self, tab: str) -> bytes | None:

@@ -74,6 +74,7 @@ class IterationResult:
     reason: str | None = None
     failing_step: str | None = None
     model_calls: int | None = None
+    signals: tuple[Mapping[str, Any], ...] = ()  # advisory loop signals, never a verdict
 
     @property
     def verified(self) -> bool:

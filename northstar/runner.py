@@ -19,6 +19,7 @@ import structlog
 from northstar.browser import BrowserHost, BrowserSession
 from northstar.errors import ExpectationFailed, NorthstarError, OutcomeUnknown, TabClosed
 from northstar.failpoints import Failpoint, no_failpoint
+from northstar.monitoring import StepMonitor
 from northstar.plan import BoundStep, Plan
 from northstar.recipe import Check, FieldValueCheck
 from northstar.results import Evidence, IterationResult, IterationState, StepResult, StepStatus
@@ -113,7 +114,9 @@ class ProgramRunner:
         on_failure: Callable[[Plan, Mapping[str, bytes]], None] | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         failpoint: Failpoint = no_failpoint,
+        monitor: StepMonitor | None = None,
     ) -> None:
+        self._monitor = monitor
         self._sleep = sleep
         self._failpoint = failpoint
         self._host = host
@@ -188,12 +191,16 @@ class ProgramRunner:
             raise _StepFailed(result, *_after_dispatch(exc, attempt.dispatched, step)) from exc
         result = self._step_result(step, StepStatus.PASSED, started, attempt)
         self._recorder.step_finished(plan, result)
+        if self._monitor is not None:
+            await self._monitor.after_step(session, step, executed=True)
         return result
 
     async def _attempt(
         self, session: BrowserSession, plan: Plan, step: BoundStep, attempt: _Attempt
     ) -> None:
         attempt.evidence.extend(await self._ensure_tab(session, plan, step))
+        if self._monitor is not None:
+            await self._monitor.before_action(session, step)
         if step.is_passive:
             attempt.evidence.extend(await self._passive(session, step))
         else:
@@ -354,6 +361,7 @@ class ProgramRunner:
             reason=error.message if error else ("stopped on request" if stopped else None),
             failing_step=error.context.get("step") if error else None,
             model_calls=0,
+            signals=self._monitor.take() if self._monitor is not None else (),
         )
 
 
