@@ -23,6 +23,7 @@ from northstar.errors import (
     NorthstarError,
     TargetMissing,
 )
+from northstar.observation import Observation
 from northstar.plan import BoundStep, BoundTab, Plan
 from northstar.recipe import Check, Target
 from northstar.results import Evidence, IterationResult, IterationState, StepResult, StepStatus
@@ -95,6 +96,10 @@ class FakeSession:
     ) -> str:
         self.script.events.append(f"read:{tab}:{source}")
         return self.script.reads.get((tab, source), "")
+
+    async def observe(self, tab: str) -> Observation:
+        self.script.events.append(f"observe:{tab}")
+        return Observation(tab=tab, url=f"fake://{tab}", snapshot_id=str(len(self.script.events)))
 
     async def screenshot(self, tab: str) -> bytes | None:
         return b"png:" + tab.encode() if tab in self.tabs else None
