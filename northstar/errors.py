@@ -79,7 +79,7 @@ __all__ = [
     "error_class_for_code",
 ]
 
-_CONTEXT_KEYS = ("run_id", "iteration", "step", "tab", "file", "line", "column", "path")
+_CONTEXT_KEYS = ("run_id", "iteration", "step", "tab", "file", "line", "column", "path", "status")
 
 
 class NorthstarError(Exception):

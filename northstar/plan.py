@@ -66,10 +66,10 @@ class Plan:
     recipe_version: int
     definition_hash: str
     iteration: int
-    tabs: Mapping[str, BoundTab]
-    steps: tuple[BoundStep, ...]
-    outputs: tuple[tuple[str, Output], ...]
-    done_when: tuple[Check, ...]
+    tabs: Mapping[str, BoundTab] = field(repr=False)
+    steps: tuple[BoundStep, ...] = field(repr=False)
+    outputs: tuple[tuple[str, Output], ...] = field(repr=False)
+    done_when: tuple[Check, ...] = field(repr=False)
     default_timeout_ms: int
     params_fingerprint: str
     secrets: frozenset[str] = field(default=frozenset(), repr=False)

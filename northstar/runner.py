@@ -393,4 +393,10 @@ def apply_regex(raw: str, pattern: str | None, name: str) -> str:
             f"output {name!r}: the pattern {pattern!r} did not match the value read",
             fix="Check the output's regex against the page.",
         )
-    return match.group(1) if match.groups() else match.group(0)
+    value = match.group(1) if match.groups() else match.group(0)
+    if value is None:
+        raise ExpectationFailed(
+            f"output {name!r}: the pattern {pattern!r} matched but its group took no part",
+            fix="Make the output's regex group match, or drop the group.",
+        )
+    return value
