@@ -20,18 +20,16 @@ from typing import Any
 
 import structlog
 
+from northstar.binding import RunBinding
 from northstar.browser import BrowserHost
-from northstar.compiler import CompiledRecipe, bind, recipe_hash
+from northstar.compiler import CompiledRecipe, bind
 from northstar.errors import (
-    DefinitionChanged,
-    FileChanged,
     NorthstarError,
     OutputSaveFailed,
     ProgramIterationNotVerified,
 )
 from northstar.failpoints import failpoint_from_environ
 from northstar.journal import Journal
-from northstar.loader import load_recipe
 from northstar.logs import secret_values
 from northstar.params import params_fingerprint
 from northstar.plan import Plan
@@ -115,52 +113,6 @@ def run_status(summary: RepeatSummary, last: IterationResult | None, stopped: bo
     return "verified"
 
 
-class _Binding:
-    """The recipe's definition and the selected files as they were when the run started.
-
-    The definition is the canonical recipe (``recipe_hash``), so an edit that changes
-    nothing (a comment, spacing) does not stop a run; the file is only re-read when its
-    size or modification time changed.
-    """
-
-    def __init__(self, recipe_path: Path, recipe_digest: str) -> None:
-        self.recipe_path = recipe_path
-        self.recipe_digest = recipe_digest
-        self._seen = _file_stamp(recipe_path)
-        self.files: dict[str, str] = {}
-
-    def check(self, plan: Plan) -> None:
-        stamp = _file_stamp(self.recipe_path)
-        if stamp != self._seen:
-            if self._current_digest() != self.recipe_digest:
-                raise DefinitionChanged(
-                    f"the recipe {self.recipe_path} changed on disk since the run started",
-                    iteration=plan.iteration,
-                )
-            self._seen = stamp
-        for path, digest in plan.files:
-            known = self.files.setdefault(path, digest)
-            if known != digest:
-                raise FileChanged(
-                    f"the selected file {path} changed since the run started",
-                    iteration=plan.iteration,
-                )
-
-    def _current_digest(self) -> str | None:
-        try:
-            return recipe_hash(load_recipe(self.recipe_path))
-        except NorthstarError:
-            return None  # no longer a valid recipe: certainly not the same definition
-
-
-def _file_stamp(path: Path) -> tuple[int, int] | None:
-    try:
-        stat = path.stat()
-    except OSError:
-        return None
-    return (stat.st_size, stat.st_mtime_ns)
-
-
 class _RunContext:
     """One run's state shared by its iterations (journal, runner, artifacts folder)."""
 
@@ -178,7 +130,7 @@ class _RunContext:
         self.stop = stop
         self.on_result = on_result
         self.run_id = run_id
-        self.binding = _Binding(request.recipe_path, request.compiled.recipe_hash)
+        self.binding = RunBinding(request.recipe_path, request.compiled.recipe_hash)
         self.results: list[IterationResult] = []
         self.artifacts = artifacts_dir(journal, run_id)
         self.runner = ProgramRunner(
@@ -188,7 +140,6 @@ class _RunContext:
             on_failure=self._save_screenshots,
             failpoint=failpoint_from_environ(),
         )
-        self._secrets: frozenset[str] = frozenset()
 
     def plan(self, number: int) -> Plan:
         values = self.request.row_for(number)
@@ -200,7 +151,6 @@ class _RunContext:
             # Verified before a resume (e.g. by reconciliation): never done twice.
             return IterationResult(number, IterationState.VERIFIED, reason="verified earlier")
         plan = self.plan(number)
-        self._secrets = plan.secrets
         token = secret_values.set(plan.secrets)
         structlog.contextvars.bind_contextvars(run_id=self.run_id, iteration=number)
         try:
@@ -258,7 +208,7 @@ class _RunContext:
                 name = f"iteration-{plan.iteration:04d}-failure-{role}.png"
                 (self.artifacts / name).write_bytes(png)
         except OSError as exc:
-            log.warning("screenshot_not_saved", error=redact(str(exc), self._secrets))
+            log.warning("screenshot_not_saved", error=redact(str(exc), plan.secrets))
 
 
 def rows_fingerprint(request: RunRequest) -> str:

@@ -13,7 +13,7 @@ binding, wait, ask whether to stop) so its rules are tested without a browser or
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated
 
@@ -109,16 +109,19 @@ async def repeat_program(
     sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
     should_stop: Callable[[], bool] = lambda: False,
     first: int = 1,
+    numbers: Sequence[int] | None = None,
 ) -> RepeatSummary:
-    """Run iterations ``first..count``; raise at the first one that is not verified.
+    """Run iterations ``first..count`` (or exactly ``numbers``, e.g. one lane's share) in
+    order; raise at the first one that is not verified.
 
     ``model_calls`` is summed over verified iterations; if any did not report it, the
     total is unknown (``None``), never 0. A stop request ends the loop quietly before the
     next iteration (the caller records that the run was stopped).
     """
-    summary = RepeatSummary(requested=options.count - first + 1)
-    for number in range(first, options.count + 1):
-        if number > first and options.interval_s:
+    todo = list(range(first, options.count + 1) if numbers is None else numbers)
+    summary = RepeatSummary(requested=len(todo))
+    for position, number in enumerate(todo):
+        if position and options.interval_s:
             await sleep(options.interval_s)
         if should_stop():
             break

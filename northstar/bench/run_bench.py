@@ -74,6 +74,7 @@ from northstar.compiler import bind
 from northstar.execution import RunRequest, execute_run
 from northstar.journal import Journal
 from northstar.logs import configure_logging
+from northstar.observation import Observation
 from northstar.params import coerce_params
 from northstar.plan import BoundStep, BoundTab, Plan
 from northstar.recipe import Check, Target
@@ -342,6 +343,9 @@ class _InstantSession:
 
     async def screenshot(self, tab: str) -> bytes | None:
         return None
+
+    async def observe(self, tab: str) -> Observation:
+        raise NotImplementedError("the stored path takes no observations")
 
 
 class _InstantHost:
