@@ -96,6 +96,16 @@ class PlaywrightSession:
         page = frame.page if frame is not None else None
         return next((role for role, p in self._pages.items() if p is page), None)
 
+    async def begin(self, plan: Plan) -> None:
+        for page in list(self._pages.values()):
+            async with converted_errors("close a tab before the next iteration", tab=""):
+                await page.close()
+        self._pages.clear()
+        self._closed.clear()
+        self._blocked.clear()
+        self._plan = plan
+        self._secrets = plan.secrets
+
     def has_tab(self, role: str) -> bool:
         return role in self._pages
 

@@ -25,6 +25,10 @@ ReadSource = Literal["url", "text", "attribute", "value", "title"]
 class BrowserSession(Protocol):
     """One iteration's browser context: one page per opened tab role."""
 
+    async def begin(self, plan: Plan) -> None:
+        """Start another iteration in this context: close its tabs, keep its cookies."""
+        ...
+
     def has_tab(self, role: str) -> bool:
         """Whether the role's page is open in this session."""
         ...

@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ from typing import Any
 import structlog
 
 from northstar.binding import RunBinding
-from northstar.browser import BrowserHost
+from northstar.browser import BrowserHost, BrowserSession
 from northstar.compiler import CompiledRecipe, bind
 from northstar.errors import (
     NorthstarError,
@@ -43,8 +44,10 @@ __all__ = [
     "RunRequest",
     "StopSignal",
     "artifacts_dir",
+    "assign_lanes",
     "continue_run",
     "execute_run",
+    "merge_summaries",
     "open_run",
     "rows_fingerprint",
     "run_status",
@@ -64,6 +67,9 @@ class RunRequest:
     base_url: str | None = None
     project: str = "default"
     profile: str | None = None
+    concurrency: int = 1
+    fail_fast: bool = False
+    keep_context: bool = False
 
     def row_for(self, number: int) -> Mapping[str, Any]:
         """Iteration ``number``'s values: its own row, or the one constant row."""
@@ -104,13 +110,25 @@ class RunOutcome:
     artifacts: Path | None = None
 
 
-def run_status(summary: RepeatSummary, last: IterationResult | None, stopped: bool) -> str:
-    """The run's final status from the verified part and the iteration that stopped it."""
-    if last is not None and not last.verified:
-        return "blocked" if last.state is IterationState.UNKNOWN else str(last.state)
-    if stopped and not summary.all_verified:
-        return "stopped"
-    return "verified"
+_STATUS_OF_STATE = (
+    (IterationState.UNKNOWN, "blocked"),
+    (IterationState.NEEDS_REVIEW, "needs_review"),
+    (IterationState.FAILED, "failed"),
+    (IterationState.STOPPED, "stopped"),
+)
+
+
+def run_status(results: Sequence[IterationResult], *, all_verified: bool, stopped: bool) -> str:
+    """The run's status: the most serious state among its iterations, worst first.
+
+    An unknown outcome blocks the run; then needs review, failed, stopped. A run whose
+    iterations all verified but which did not do all of them was stopped.
+    """
+    states = {result.state for result in results}
+    for state, status in _STATUS_OF_STATE:
+        if state in states:
+            return status
+    return "verified" if all_verified or not stopped else "stopped"
 
 
 class _RunContext:
@@ -130,6 +148,8 @@ class _RunContext:
         self.stop = stop
         self.on_result = on_result
         self.run_id = run_id
+        self.host = host
+        self._halt = False
         self.binding = RunBinding(request.recipe_path, request.compiled.recipe_hash)
         self.results: list[IterationResult] = []
         self.artifacts = artifacts_dir(journal, run_id)
@@ -141,11 +161,43 @@ class _RunContext:
             failpoint=failpoint_from_environ(),
         )
 
+    def halted(self) -> bool:
+        """A stop was asked for, or another lane failed under ``fail_fast``."""
+        return self.stop.requested or self._halt
+
+    async def lane(
+        self, lane: int, numbers: list[int]
+    ) -> tuple[RepeatSummary, NorthstarError | None]:
+        """One lane's share of the iterations, each verified before the next starts."""
+        structlog.contextvars.bind_contextvars(lane=lane)
+        async with AsyncExitStack() as stack:
+            kept = None
+            if self.request.keep_context:
+                kept = await stack.enter_async_context(self.host.session(self.plan(numbers[0])))
+            try:
+                summary = await repeat_program(
+                    lambda number: self.iteration(number, lane=lane, session=kept),
+                    self.request.repeat,
+                    sleep=self.stop.wait,
+                    should_stop=self.halted,
+                    numbers=numbers,
+                )
+            except ProgramIterationNotVerified as exc:
+                self._halt = self._halt or self.request.fail_fast
+                return exc.verified, exc
+            except NorthstarError as exc:  # the binding broke: every lane stops
+                self._halt = True
+                self.journal.event(self.run_id, "run_stopped", code=exc.code, message=exc.message)
+                return RepeatSummary(requested=len(numbers)), exc.with_context(run_id=self.run_id)
+        return summary, None
+
     def plan(self, number: int) -> Plan:
         values = self.request.row_for(number)
         return bind(self.request.compiled, values, base_url=self.request.base_url, iteration=number)
 
-    async def iteration(self, number: int) -> IterationResult:
+    async def iteration(
+        self, number: int, *, lane: int = 1, session: BrowserSession | None = None
+    ) -> IterationResult:
         recorded = self.journal.iteration_states(self.run_id).get(number)
         if recorded is not None and recorded[0] is IterationState.VERIFIED:
             # Verified before a resume (e.g. by reconciliation): never done twice.
@@ -154,21 +206,23 @@ class _RunContext:
         token = secret_values.set(plan.secrets)
         structlog.contextvars.bind_contextvars(run_id=self.run_id, iteration=number)
         try:
-            result = await self._run_checked(plan)
+            result = await self._run_checked(plan, lane, session)
         finally:
             secret_values.reset(token)
         self.results.append(result)
         self.on_result(result)
         return result
 
-    async def _run_checked(self, plan: Plan) -> IterationResult:
+    async def _run_checked(
+        self, plan: Plan, lane: int, session: BrowserSession | None
+    ) -> IterationResult:
         number = plan.iteration
         self.binding.check(plan)
         self.journal.start_iteration(
-            self.run_id, number, params_fingerprint=plan.params_fingerprint
+            self.run_id, number, params_fingerprint=plan.params_fingerprint, lane=lane
         )
         log.info("iteration_started")
-        result = await self.runner.run_iteration(plan)
+        result = await self.runner.run_iteration(plan, session=session)
         if result.verified:
             result = self._save_outputs(result)
         self.journal.finish_iteration(self.run_id, result, secrets=plan.secrets)
@@ -271,6 +325,21 @@ async def execute_run(
     )
 
 
+def assign_lanes(numbers: Sequence[int], lanes: int) -> list[list[int]]:
+    """Deal iterations to lanes in turn (1, 2, 1, 2, ...), so early rows run early."""
+    count = max(1, min(lanes, len(numbers)))
+    return [list(numbers[lane::count]) for lane in range(count)]
+
+
+def merge_summaries(requested: int, parts: Sequence[RepeatSummary]) -> RepeatSummary:
+    """One summary of every lane's verified iterations, in iteration order."""
+    merged = RepeatSummary(requested=requested)
+    verified = sorted((r for part in parts for r in part.verified), key=lambda r: r.iteration)
+    for result in verified:
+        merged = merged.add(result)
+    return merged
+
+
 async def continue_run(
     request: RunRequest,
     run_id: str,
@@ -282,28 +351,26 @@ async def continue_run(
     stop: StopSignal | None = None,
     on_result: Callable[[IterationResult], None] = lambda result: None,
 ) -> RunOutcome:
-    """Do iterations ``first..count`` of a recorded run (a new one, or a resumed one)."""
-    stop = stop or StopSignal()
-    run = _RunContext(request, host, journal, stop, on_result, run_id)
-    error: NorthstarError | None = None
-    summary = RepeatSummary(requested=request.repeat.count - first + 1)
-    try:
-        summary = await repeat_program(
-            run.iteration,
-            request.repeat,
-            sleep=stop.wait,
-            should_stop=lambda: stop.requested,
-            first=first,
-        )
-    except ProgramIterationNotVerified as exc:
-        error, summary = exc, exc.verified
-    except NorthstarError as exc:  # the binding broke before an iteration started
-        error = exc.with_context(run_id=run_id)
-        journal.event(run_id, "run_stopped", code=exc.code, message=exc.message)
-    last = run.results[-1] if run.results else None
-    status = run_status(summary, last, stop.requested)
-    if error is not None and not isinstance(error, ProgramIterationNotVerified):
+    """Do iterations ``first..count`` of a recorded run (a new one, or a resumed one).
+
+    With ``concurrency`` K the iterations are dealt to K lanes that share the browser;
+    each lane verifies an iteration before it starts its next. A lane that stops at an
+    unverified iteration leaves the others going, unless ``fail_fast``; a broken binding
+    stops every lane.
+    """
+    run = _RunContext(request, host, journal, stop or StopSignal(), on_result, run_id)
+    numbers = list(range(first, request.repeat.count + 1))
+    lanes = assign_lanes(numbers, request.concurrency)
+    ended = await asyncio.gather(
+        *(run.lane(lane, share) for lane, share in enumerate(lanes, start=1))
+    )
+    summary = merge_summaries(len(numbers), [part for part, _ in ended])
+    errors = [error for _, error in ended if error is not None]
+    results = sorted(run.results, key=lambda result: result.iteration)
+    status = run_status(results, all_verified=summary.all_verified, stopped=run.halted())
+    if any(not isinstance(error, ProgramIterationNotVerified) for error in errors):
         status = "failed"  # the binding broke: no iteration of this run may go on
     journal.finish_run(run_id, status)
-    structlog.contextvars.unbind_contextvars("run_id", "iteration")
-    return RunOutcome(run_id, credential, status, summary, run.results, error, run.artifacts)
+    structlog.contextvars.unbind_contextvars("run_id", "iteration", "lane")
+    error = min(errors, key=lambda e: e.context.get("iteration") or 0) if errors else None
+    return RunOutcome(run_id, credential, status, summary, results, error, run.artifacts)

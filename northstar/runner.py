@@ -11,7 +11,8 @@ from __future__ import annotations
 import asyncio
 import re
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager
 from typing import Protocol
 
 import structlog
@@ -125,12 +126,19 @@ class ProgramRunner:
         self._should_stop = should_stop
         self._on_failure = on_failure
 
-    async def run_iteration(self, plan: Plan) -> IterationResult:
-        """Execute every step, then ``done_when`` and outputs; never raises a NorthstarError."""
+    async def run_iteration(
+        self, plan: Plan, *, session: BrowserSession | None = None
+    ) -> IterationResult:
+        """Execute every step, then ``done_when`` and outputs; never raises a NorthstarError.
+
+        Each iteration gets a fresh browser context, unless a ``session`` kept across
+        iterations is given (a recipe that relies on a signed-in session); that one
+        starts the iteration with its tabs closed and its cookies kept.
+        """
         started = self._monotonic()
         results: list[StepResult] = []
         try:
-            async with self._host.session(plan) as session:
+            async with self._session_for(plan, session) as session:
                 try:
                     outputs = await self._run_all(session, plan, results)
                 except _StepFailed:
@@ -144,6 +152,17 @@ class ProgramRunner:
         except NorthstarError as exc:  # the session itself failed to start or close
             return self._verdict(plan, results, IterationState.FAILED, started, error=exc)
         return self._verdict(plan, results, IterationState.VERIFIED, started, outputs=outputs)
+
+    @asynccontextmanager
+    async def _session_for(
+        self, plan: Plan, kept: BrowserSession | None
+    ) -> AsyncIterator[BrowserSession]:
+        if kept is None:
+            async with self._host.session(plan) as fresh:
+                yield fresh
+            return
+        await kept.begin(plan)
+        yield kept
 
     async def _run_all(
         self, session: BrowserSession, plan: Plan, results: list[StepResult]

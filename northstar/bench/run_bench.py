@@ -344,6 +344,9 @@ class _InstantSession:
     async def screenshot(self, tab: str) -> bytes | None:
         return None
 
+    async def begin(self, plan: Plan) -> None:
+        return None
+
     async def observe(self, tab: str) -> Observation:
         raise NotImplementedError("the stored path takes no observations")
 

@@ -113,4 +113,7 @@ def build_request(options: Mapping[str, Any]) -> RunRequest:
         base_url=options.get("base_url"),
         project=options.get("project") or "default",
         profile=str(Path(profile).resolve()) if profile else None,
+        concurrency=options.get("concurrency") or 1,
+        fail_fast=bool(options.get("fail_fast")),
+        keep_context=bool(options.get("keep_context")),
     )

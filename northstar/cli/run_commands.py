@@ -70,6 +70,19 @@ async def run_with_signals(
 @input_options
 @click.option("--repeat", type=int, default=None, help="Iterations to run (1-100000).")
 @click.option("--interval", type=int, default=0, help="Seconds between iterations (0-86400).")
+@click.option(
+    "--concurrency",
+    type=click.IntRange(1, 32),
+    default=1,
+    show_default=True,
+    help="Lanes sharing one browser, each with its own context and verified sequence.",
+)
+@click.option("--fail-fast", is_flag=True, help="A lane that stops stops the other lanes too.")
+@click.option(
+    "--keep-context",
+    is_flag=True,
+    help="Keep one browser context per lane across iterations (a signed-in session).",
+)
 @journal_option
 @click.option("--project", default="default", show_default=True, help="Project the run binds.")
 @browser_options

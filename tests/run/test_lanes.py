@@ -1,0 +1,168 @@
+"""Parallel lanes: a batch dealt over K lanes sharing one browser, each lane verified in order."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fixtures.site_server import FixtureSite
+from northstar import readers
+from northstar.cli._inputs import build_request
+from northstar.execution import (
+    RunRequest,
+    assign_lanes,
+    execute_run,
+    merge_summaries,
+    run_status,
+)
+from northstar.journal import Journal
+from northstar.repeat import RepeatSummary
+from northstar.results import IterationResult, IterationState
+from northstar.runner import ProgramRunner
+from tests.conftest import RECIPES, make_plan
+
+POSTS = """
+name: lane-post
+params:
+  title: {type: string, required: true}
+  shown: {type: string, required: true}
+tabs:
+  admin: {start: "{{ base_url }}/posts/new"}
+steps:
+  - id: title
+    tab: admin
+    fill: {target: {label: Title}, value: "{{ title }}"}
+  - id: publish
+    tab: admin
+    click: {target: {role: button, name: Publish}}
+    effect: submit
+    expect:
+      - url: "**/posts?created=*"
+  - id: listed
+    tab: admin
+    timeout: 1500
+    verify_outcome: {visible: {role: link, name: "{{ shown }}", exact: true}}
+"""
+
+
+def test_iterations_are_dealt_to_lanes_in_turn() -> None:
+    assert assign_lanes([1, 2, 3, 4, 5], 2) == [[1, 3, 5], [2, 4]]
+    assert assign_lanes([1, 2], 4) == [[1], [2]]  # never more lanes than iterations
+    assert assign_lanes([3, 4, 5], 1) == [[3, 4, 5]]
+
+
+def state(number: int, value: str) -> IterationResult:
+    return IterationResult(number, IterationState(value))
+
+
+def test_run_status_takes_the_most_serious_state() -> None:
+    verified = [state(1, "verified"), state(2, "verified")]
+    assert run_status(verified, all_verified=True, stopped=False) == "verified"
+    assert run_status([*verified, state(3, "failed")], all_verified=False, stopped=True) == (
+        "failed"
+    )
+    mixed = [state(1, "stopped"), state(2, "unknown"), state(3, "failed")]
+    assert run_status(mixed, all_verified=False, stopped=True) == "blocked"
+    assert run_status(verified, all_verified=False, stopped=True) == "stopped"
+
+
+def test_lane_summaries_merge_in_iteration_order() -> None:
+    first = RepeatSummary(requested=2).add(state(3, "verified")).add(state(1, "verified"))
+    second = RepeatSummary(requested=1).add(state(2, "verified"))
+    merged = merge_summaries(3, [first, second])
+    assert [r.iteration for r in merged.verified] == [1, 2, 3]
+    assert merged.all_verified
+
+
+def lane_request(tmp_path: Path, titles: list[str], base_url: str, **options: Any) -> RunRequest:
+    recipe = tmp_path / "lane-post.yaml"
+    recipe.write_text(POSTS)
+    rows = tmp_path / "rows.csv"
+    lines = [f"{t},{'not listed' if t == 'B1' else t}" for t in titles]
+    rows.write_text("title,shown\n" + "\n".join(lines) + "\n")
+    return build_request(
+        {
+            "recipe": str(recipe),
+            "params": (),
+            "params_file": str(rows),
+            "base_url": base_url,
+            **options,
+        }
+    )
+
+
+@pytest.mark.browser
+async def test_two_lanes_verify_every_row_and_record_their_lane(
+    host: Any, site: FixtureSite, tmp_path: Path
+) -> None:
+    titles = [f"Lane post {n}" for n in range(1, 7)]
+    request = lane_request(tmp_path, titles, site.base_url, concurrency=2)
+    with Journal.open(tmp_path / "journal.db") as journal:
+        outcome = await execute_run(request, host=host, journal=journal)
+    assert outcome.status == "verified"
+    assert sorted(s["title"] for s in site.submissions()) == sorted(titles)
+    detail = readers.get_run(tmp_path / "journal.db", outcome.run_id)
+    lanes = {i.number: i.lane for i in detail.iterations}
+    assert lanes == {1: 1, 2: 2, 3: 1, 4: 2, 5: 1, 6: 2}
+    assert [r.iteration for r in outcome.summary.verified] == [1, 2, 3, 4, 5, 6]
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("fail_fast", [False, True])
+async def test_a_stopped_lane_leaves_the_others_unless_fail_fast(
+    host: Any, site: FixtureSite, tmp_path: Path, fail_fast: bool
+) -> None:
+    # Row 1 expects a title that is not listed, so lane 1 stops at its first iteration.
+    titles = ["B1", "B2", "B3", "B4", "B5", "B6"]
+    request = lane_request(tmp_path, titles, site.base_url, concurrency=2, fail_fast=fail_fast)
+    with Journal.open(tmp_path / "journal.db") as journal:
+        outcome = await execute_run(request, host=host, journal=journal)
+    assert outcome.error is not None
+    assert outcome.error.code == "PROGRAM_ITERATION_NOT_VERIFIED"
+    assert outcome.status == "failed"
+    lane_two = [r.iteration for r in outcome.results if r.iteration % 2 == 0 and r.verified]
+    detail = readers.get_run(tmp_path / "journal.db", outcome.run_id)
+    started = {i.number: i.started_at or "" for i in detail.iterations}
+    failed_at = next(i.ended_at or "" for i in detail.iterations if i.number == 1)
+    if fail_fast:  # lane 2 finishes what it started, and starts nothing after the failure
+        assert all(started[n] <= failed_at for n in lane_two)
+        assert len(lane_two) < 3
+    else:
+        assert lane_two == [2, 4, 6]
+    # Row 1 was sent (its check failed afterwards); lane 2 sent what it started.
+    assert site.submission_count("post") == 1 + len(lane_two)
+    assert [r.state for r in outcome.results if r.iteration == 1] == ["failed"]
+    assert not [r for r in outcome.results if r.iteration in (3, 5)]  # lane 1 stopped
+
+
+@pytest.mark.browser
+async def test_a_kept_context_keeps_its_session_and_reopens_tabs(
+    host: Any, site: FixtureSite
+) -> None:
+    login = make_plan(
+        (RECIPES / "login.yaml").read_text(),
+        {"password": "demo-password"},
+        base_url=site.base_url,
+    )
+    account = make_plan(
+        """
+name: account
+tabs:
+  site: {start: "{{ base_url }}/account"}
+steps:
+  - id: account
+    tab: site
+    timeout: 2000
+    verify_outcome: {visible: {role: heading, name: Account, exact: true}}
+""",
+        base_url=site.base_url,
+        iteration=2,
+    )
+    runner = ProgramRunner(host)
+    async with host.session(login) as kept:
+        assert (await runner.run_iteration(login, session=kept)).verified
+        assert (await runner.run_iteration(account, session=kept)).verified
+    fresh = await runner.run_iteration(account)  # a fresh context has no session cookie
+    assert fresh.state == "failed"
