@@ -20,7 +20,7 @@ from urllib.parse import SplitResult, urljoin, urlsplit
 from pydantic import BaseModel, ValidationError
 
 from northstar.errors import NorthstarError, ParamInvalid, ParamMissing, RecipeInvalid
-from northstar.loader import format_path
+from northstar.loader import Positions, format_path
 from northstar.params import (
     BUILTIN_NAMES,
     coerce_params,
@@ -56,15 +56,39 @@ def recipe_hash(recipe: Recipe) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
-def prepare(recipe: Recipe, *, source: str = "<recipe>") -> CompiledRecipe:
-    """Check structure, tab roles, step order, templates and regexes; hash the recipe."""
-    _check_param_names(recipe, source)
-    _check_param_defaults(recipe, source)
-    _check_steps(recipe, source)
-    _check_tabs(recipe, source)
-    _check_output_names(recipe, source)
-    names = _check_templates(recipe, source)
+def prepare(
+    recipe: Recipe, *, source: str = "<recipe>", positions: Positions | None = None
+) -> CompiledRecipe:
+    """Check structure, tab roles, step order, templates and regexes; hash the recipe.
+
+    ``positions`` (from ``load_recipe_positions``) lets an error name its line and column.
+    """
+    try:
+        _check_param_names(recipe, source)
+        _check_param_defaults(recipe, source)
+        _check_steps(recipe, source)
+        _check_tabs(recipe, source)
+        _check_output_names(recipe, source)
+        names = _check_templates(recipe, source)
+    except RecipeInvalid as exc:
+        raise _placed(exc, positions or {}) from None
     return CompiledRecipe(recipe, recipe_hash(recipe), source, "base_url" in names)
+
+
+_LAST_SEGMENT = re.compile(r"(\.[^.\[\]]+|\[\d+\])$")
+
+
+def _placed(error: RecipeInvalid, positions: Positions) -> RecipeInvalid:
+    """Add the line and column of the error's field path (or of its nearest parent)."""
+    path = str(error.context.get("path", ""))
+    while path and path not in positions:
+        parent = _LAST_SEGMENT.sub("", path)
+        path = parent if parent != path else ""
+    if path:
+        line, column = positions[path]
+        error.context.setdefault("line", line)
+        error.context.setdefault("column", column)
+    return error
 
 
 def compile_recipe(

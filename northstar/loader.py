@@ -8,7 +8,7 @@ as ``steps[3].click.target``. Every failure is a ``RecipeInvalid``, never a pyda
 from __future__ import annotations
 
 import difflib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,15 +19,28 @@ from northstar import recipe as recipe_models
 from northstar.errors import RecipeInvalid
 from northstar.recipe import Recipe
 
-__all__ = ["format_path", "load_recipe", "parse_recipe"]
+__all__ = [
+    "Positions",
+    "format_path",
+    "load_recipe",
+    "load_recipe_positions",
+    "parse_recipe",
+    "parse_recipe_positions",
+]
 
 Loc = tuple[str | int, ...]
+Positions = Mapping[str, tuple[int, int]]  # "steps[3].click" -> (line, column)
 _MAX_DEPTH = 64
 _MAX_VALUES = 50_000
 
 
 def load_recipe(path: str | Path) -> Recipe:
     """Read and validate the recipe at ``path``."""
+    return load_recipe_positions(path)[0]
+
+
+def load_recipe_positions(path: str | Path) -> tuple[Recipe, Positions]:
+    """The recipe and where each field path sits in the file (for later errors)."""
     file = Path(path)
     try:
         text = file.read_text(encoding="utf-8")
@@ -41,11 +54,16 @@ def load_recipe(path: str | Path) -> Recipe:
             file=str(file),
             fix="Save the recipe as a readable UTF-8 text file.",
         ) from exc
-    return parse_recipe(text, source=str(file))
+    return parse_recipe_positions(text, source=str(file))
 
 
 def parse_recipe(text: str, *, source: str = "<recipe>") -> Recipe:
     """Validate recipe YAML text; ``source`` names it in errors."""
+    return parse_recipe_positions(text, source=source)[0]
+
+
+def parse_recipe_positions(text: str, *, source: str = "<recipe>") -> tuple[Recipe, Positions]:
+    """Validate recipe YAML text; also return each field path's ``(line, column)``."""
     data, positions = _compose(text, source)
     if not isinstance(data, dict):
         raise RecipeInvalid(
@@ -56,11 +74,12 @@ def parse_recipe(text: str, *, source: str = "<recipe>") -> Recipe:
             fix="Start the file with `name: my-recipe`; see `northstar schema`.",
         )
     try:
-        return Recipe.model_validate(data)
+        recipe = Recipe.model_validate(data)
     except ValidationError as exc:
         raise _schema_error(exc, positions, source) from None
     except RecursionError:
         raise RecipeInvalid("the recipe nests too deeply", file=source) from None
+    return recipe, {format_path(loc): place for loc, place in positions.items()}
 
 
 def format_path(loc: Sequence[str | int]) -> str:

@@ -167,12 +167,13 @@ class ProgramRunner:
     async def _run_all(
         self, session: BrowserSession, plan: Plan, results: list[StepResult]
     ) -> dict[str, str]:
+        extracted: dict[str, str] = {}  # extract steps read the page as it is at their step
         for step in plan.steps:
             if self._should_stop():
                 raise _StopRequested
-            results.append(await self._run_step(session, plan, step))
+            results.append(await self._run_step(session, plan, step, extracted))
         results.append(await self._check_done(session, plan))
-        return await self._read_outputs(session, plan)
+        return await self._read_outputs(session, plan, extracted)
 
     async def _capture_failure(self, session: BrowserSession, plan: Plan) -> None:
         """Screenshots of every open tab role, handed to the failure hook."""
@@ -189,7 +190,13 @@ class ProgramRunner:
                     shots[role] = shot
         self._on_failure(plan, shots)
 
-    async def _run_step(self, session: BrowserSession, plan: Plan, step: BoundStep) -> StepResult:
+    async def _run_step(
+        self,
+        session: BrowserSession,
+        plan: Plan,
+        step: BoundStep,
+        extracted: dict[str, str],
+    ) -> StepResult:
         """One step, retried per its policy while nothing was dispatched."""
         self._recorder.step_started(plan, step)
         log.debug("step_started", step=step.id, tab=step.tab, kind=step.kind)
@@ -202,7 +209,7 @@ class ProgramRunner:
             ):
                 with trial:
                     attempt.begin()
-                    await self._attempt(session, plan, step, attempt)
+                    await self._attempt(session, plan, step, attempt, extracted)
         except NorthstarError as exc:
             exc.with_context(step=step.id, tab=step.tab, iteration=plan.iteration)
             result = self._step_result(step, StepStatus.FAILED, started, attempt, exc)
@@ -215,13 +222,18 @@ class ProgramRunner:
         return result
 
     async def _attempt(
-        self, session: BrowserSession, plan: Plan, step: BoundStep, attempt: _Attempt
+        self,
+        session: BrowserSession,
+        plan: Plan,
+        step: BoundStep,
+        attempt: _Attempt,
+        extracted: dict[str, str],
     ) -> None:
         attempt.evidence.extend(await self._ensure_tab(session, plan, step))
         if self._monitor is not None:
             await self._monitor.before_action(session, step)
         if step.is_passive:
-            attempt.evidence.extend(await self._passive(session, step))
+            attempt.evidence.extend(await self._passive(session, step, extracted))
         else:
 
             def dispatching() -> None:
@@ -253,12 +265,15 @@ class ProgramRunner:
         tab = plan.tabs[step.tab]
         if tab.start is None:
             raise TabClosed(
-                f"tab {step.tab!r} is not open; step {tab.opened_by!r} should have opened it",
-                fix="Check that the opening step really opens a popup.",
+                f"tab {step.tab!r} is not open: it was closed, or step {tab.opened_by!r} "
+                "did not open it",
+                fix="Check which step closes the popup, or that the opening step opens one.",
             )
         return (await session.open_tab(tab, timeout_ms=step.timeout_ms),)
 
-    async def _passive(self, session: BrowserSession, step: BoundStep) -> tuple[Evidence, ...]:
+    async def _passive(
+        self, session: BrowserSession, step: BoundStep, extracted: dict[str, str]
+    ) -> tuple[Evidence, ...]:
         body = step.step
         if body.wait_for is not None or body.verify_outcome is not None:
             check = body.wait_for or body.verify_outcome
@@ -272,7 +287,17 @@ class ProgramRunner:
                     _field_check(body.verify_field), tab=step.tab, timeout_ms=step.timeout_ms
                 ),
             )
-        return ()  # extract is read after the check phase, see _extracted
+        extract = body.extract
+        assert extract is not None
+        raw = await session.read(
+            extract.source,
+            tab=step.tab,
+            target=extract.target,
+            attribute=extract.attribute,
+            timeout_ms=step.timeout_ms,
+        )
+        extracted[extract.as_] = apply_regex(raw, extract.regex, extract.as_)
+        return (Evidence("extract", step.tab, f"read {extract.as_} from {extract.source}", True),)
 
     async def _check_done(self, session: BrowserSession, plan: Plan) -> StepResult:
         """``done_when`` as a pseudo-step, so it is journaled and reported like one."""
@@ -307,20 +332,11 @@ class ProgramRunner:
             tuple(evidence),
         )
 
-    async def _read_outputs(self, session: BrowserSession, plan: Plan) -> dict[str, str]:
-        outputs: dict[str, str] = {}
+    async def _read_outputs(
+        self, session: BrowserSession, plan: Plan, extracted: dict[str, str]
+    ) -> dict[str, str]:
+        outputs = dict(extracted)
         try:
-            for step in plan.steps:
-                extract = step.step.extract
-                if extract is not None:
-                    raw = await session.read(
-                        extract.source,
-                        tab=step.tab,
-                        target=extract.target,
-                        attribute=extract.attribute,
-                        timeout_ms=step.timeout_ms,
-                    )
-                    outputs[extract.as_] = apply_regex(raw, extract.regex, extract.as_)
             for name, output in plan.outputs:
                 raw = await session.read(
                     output.source,

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from northstar.compiler import CompiledRecipe, bind, prepare
 from northstar.execution import RunOutcome, RunRequest, StopSignal, artifacts_dir, execute_run
 from northstar.journal import Journal
-from northstar.loader import load_recipe
+from northstar.loader import load_recipe_positions
 from northstar.logs import secret_values
 from northstar.params import coerce_params
 from northstar.recovery import ReconcileDecision, reconcile_run, resume_run
@@ -66,7 +66,8 @@ def open_host(settings: BrowserSettings) -> BrowserHost:
 
 def load_compiled(path: str | Path) -> CompiledRecipe:
     """Load, validate and prepare a recipe file: every static check before any browser."""
-    return prepare(load_recipe(path), source=str(path))
+    recipe, positions = load_recipe_positions(path)
+    return prepare(recipe, source=str(path), positions=positions)
 
 
 async def run_once(

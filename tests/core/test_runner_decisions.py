@@ -247,9 +247,9 @@ async def test_a_passing_plan_is_verified_with_outputs_and_evidence(plan: Plan) 
         "done_when",
     ]
     assert all(s.status is StepStatus.PASSED for s in result.steps)
-    # open: tab + goto; title; save: click + 2 expects; view; seen: 1 check; grab: none;
-    # done_when: 1 check.
-    assert result.evidence_count == 2 + 1 + 3 + 1 + 1 + 0 + 1
+    # open: tab + goto; title; save: click + 2 expects; view; seen: 1 check;
+    # grab: the value it read; done_when: 1 check.
+    assert result.evidence_count == 2 + 1 + 3 + 1 + 1 + 1 + 1
     assert actions(script) == ["open", "title", "save", "view"]
     assert result.iteration == 1
 
