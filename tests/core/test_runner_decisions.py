@@ -319,7 +319,8 @@ async def test_a_failing_done_when_fails_the_iteration(plan: Plan) -> None:
     assert result.steps[-1].step_id == "done_when"
     assert result.steps[-1].status is StepStatus.FAILED
     assert result.outputs == {}
-    assert not any(e.startswith("read:") for e in script.events)
+    # Only the extract step read the page (at its own turn); no output was read after it.
+    assert sum(e.startswith("read:") for e in script.events) == 1
 
 
 async def test_an_output_regex_that_does_not_match_fails_the_iteration(plan: Plan) -> None:
