@@ -30,6 +30,7 @@ from northstar.errors import (
     ProgramIterationNotVerified,
 )
 from northstar.failpoints import failpoint_from_environ
+from northstar.iteration_hooks import hooks_for
 from northstar.journal import Journal
 from northstar.logs import secret_values
 from northstar.params import params_fingerprint
@@ -159,6 +160,7 @@ class _RunContext:
             should_stop=lambda: stop.requested,
             on_failure=self._save_screenshots,
             failpoint=failpoint_from_environ(),
+            hooks=hooks_for(host, self.artifacts),  # --step, --trace...: the host's settings
         )
 
     def halted(self) -> bool:

@@ -20,6 +20,7 @@ import structlog
 from northstar.browser import BrowserHost, BrowserSession
 from northstar.errors import ExpectationFailed, NorthstarError, OutcomeUnknown, TabClosed
 from northstar.failpoints import Failpoint, no_failpoint
+from northstar.iteration_hooks import IterationHooks, NoHooks
 from northstar.monitoring import StepMonitor
 from northstar.plan import BoundStep, Plan
 from northstar.recipe import Check, FieldValueCheck
@@ -116,8 +117,10 @@ class ProgramRunner:
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         failpoint: Failpoint = no_failpoint,
         monitor: StepMonitor | None = None,
+        hooks: IterationHooks | None = None,
     ) -> None:
         self._monitor = monitor
+        self._hooks = hooks or NoHooks()  # pauses, traces, snapshots: see iteration_hooks
         self._sleep = sleep
         self._failpoint = failpoint
         self._host = host
@@ -138,11 +141,15 @@ class ProgramRunner:
         started = self._monotonic()
         results: list[StepResult] = []
         try:
-            async with self._session_for(plan, session) as session:
+            async with (
+                self._session_for(plan, session) as session,
+                self._hooks.around(session, plan),
+            ):
                 try:
                     outputs = await self._run_all(session, plan, results)
-                except _StepFailed:
+                except _StepFailed as failing:
                     await self._capture_failure(session, plan)
+                    await self._hooks.at_failure(session, plan, failing.result)
                     raise
         except _StepFailed as failed:
             results.append(failed.result)
@@ -219,6 +226,7 @@ class ProgramRunner:
         self._recorder.step_finished(plan, result)
         if self._monitor is not None:
             await self._monitor.after_step(session, step, executed=True)
+        await self._hooks.after_step(session, plan, step, result)
         return result
 
     async def _attempt(
@@ -232,6 +240,8 @@ class ProgramRunner:
         attempt.evidence.extend(await self._ensure_tab(session, plan, step))
         if self._monitor is not None:
             await self._monitor.before_action(session, step)
+        if attempt.count == 1:
+            await self._hooks.before_step(session, plan, step)
         if step.is_passive:
             attempt.evidence.extend(await self._passive(session, step, extracted))
         else:
