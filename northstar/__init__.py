@@ -1,27 +1,86 @@
 """Northstar: run stored browser procedures (recipes) repeatedly, with proof of each run.
 
 The core never imports Playwright; ``browser_adapters`` implements ``northstar.browser``.
+Names are imported on first use (PEP 562), so importing one module (the journal readers,
+the loader) does not load the whole core and a command starts quickly.
 """
 
-from northstar.compiler import CompiledRecipe, bind, compile_recipe, prepare
-from northstar.errors import NorthstarError
-from northstar.loader import load_recipe, parse_recipe
-from northstar.plan import BoundStep, BoundTab, Plan
-from northstar.recipe import Recipe
-from northstar.results import Evidence, IterationResult, IterationState, StepResult, StepStatus
-from northstar.runner import ProgramRunner
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from northstar.compiler import CompiledRecipe, bind, compile_recipe, prepare
+    from northstar.errors import NorthstarError, ProgramIterationNotVerified
+    from northstar.fingerprints import ActionRecord
+    from northstar.loader import load_recipe, parse_recipe
+    from northstar.monitor import BehaviorMonitor, LoopSignal, MonitorSettings
+    from northstar.observation import Observation
+    from northstar.plan import BoundStep, BoundTab, Plan
+    from northstar.recipe import Recipe
+    from northstar.repeat import RepeatOptions, RepeatSummary, repeat_program
+    from northstar.results import (
+        Evidence,
+        IterationResult,
+        IterationState,
+        StepResult,
+        StepStatus,
+    )
+    from northstar.runner import ProgramRunner
+    from northstar.screen_change import ScreenChange, screen_change
+
+_HOMES = {
+    "ActionRecord": "northstar.fingerprints",
+    "BehaviorMonitor": "northstar.monitor",
+    "BoundStep": "northstar.plan",
+    "BoundTab": "northstar.plan",
+    "CompiledRecipe": "northstar.compiler",
+    "Evidence": "northstar.results",
+    "IterationResult": "northstar.results",
+    "IterationState": "northstar.results",
+    "LoopSignal": "northstar.monitor",
+    "MonitorSettings": "northstar.monitor",
+    "NorthstarError": "northstar.errors",
+    "Observation": "northstar.observation",
+    "Plan": "northstar.plan",
+    "ProgramIterationNotVerified": "northstar.errors",
+    "ProgramRunner": "northstar.runner",
+    "Recipe": "northstar.recipe",
+    "RepeatOptions": "northstar.repeat",
+    "RepeatSummary": "northstar.repeat",
+    "ScreenChange": "northstar.screen_change",
+    "StepResult": "northstar.results",
+    "StepStatus": "northstar.results",
+    "bind": "northstar.compiler",
+    "compile_recipe": "northstar.compiler",
+    "load_recipe": "northstar.loader",
+    "parse_recipe": "northstar.loader",
+    "prepare": "northstar.compiler",
+    "repeat_program": "northstar.repeat",
+    "screen_change": "northstar.screen_change",
+}
 
 __all__ = [
+    "ActionRecord",
+    "BehaviorMonitor",
     "BoundStep",
     "BoundTab",
     "CompiledRecipe",
     "Evidence",
     "IterationResult",
     "IterationState",
+    "LoopSignal",
+    "MonitorSettings",
     "NorthstarError",
+    "Observation",
     "Plan",
+    "ProgramIterationNotVerified",
     "ProgramRunner",
     "Recipe",
+    "RepeatOptions",
+    "RepeatSummary",
+    "ScreenChange",
     "StepResult",
     "StepStatus",
     "bind",
@@ -29,4 +88,19 @@ __all__ = [
     "load_recipe",
     "parse_recipe",
     "prepare",
+    "repeat_program",
+    "screen_change",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'northstar' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

@@ -10,12 +10,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from types import TracebackType
-from typing import Literal, Protocol, Self
+from typing import TYPE_CHECKING, Literal, Protocol, Self
 
-from northstar.observation import Observation
 from northstar.plan import BoundStep, BoundTab, Plan
 from northstar.recipe import Check, Target
 from northstar.results import Evidence
+
+if TYPE_CHECKING:
+    from northstar.observation import Observation
 
 __all__ = ["BrowserHost", "BrowserSession", "ReadSource"]
 

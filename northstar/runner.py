@@ -13,7 +13,7 @@ import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import structlog
 
@@ -21,11 +21,13 @@ from northstar.browser import BrowserHost, BrowserSession
 from northstar.errors import ExpectationFailed, NorthstarError, OutcomeUnknown, TabClosed
 from northstar.failpoints import Failpoint, no_failpoint
 from northstar.iteration_hooks import IterationHooks, NoHooks
-from northstar.monitoring import StepMonitor
 from northstar.plan import BoundStep, Plan
 from northstar.recipe import Check, FieldValueCheck
 from northstar.results import Evidence, IterationResult, IterationState, StepResult, StepStatus
 from northstar.retry import DEFAULT_RETRY, retrying
+
+if TYPE_CHECKING:
+    from northstar.monitoring import StepMonitor
 
 __all__ = ["IterationRecorder", "NullRecorder", "ProgramRunner", "apply_regex"]
 

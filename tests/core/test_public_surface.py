@@ -24,20 +24,29 @@ COMPOSITION_ROOT = {"northstar.cli", "northstar.worker"}
 # Entry points that live under northstar/ but wire the adapter in (lazily, inside a
 # function) like the CLI does. Each is a deliberate exception to DESIGN.md section 2;
 # importing them must still not load Playwright (checked below).
-SEPARATE_ENTRY_POINTS = {"northstar.bench.monitor_bench"}
+SEPARATE_ENTRY_POINTS = {"northstar.bench.monitor_bench", "northstar.bench.run_bench"}
 ADAPTER_PACKAGES = ("playwright", "browser_adapters")
 
 NORTHSTAR_ALL = [
+    "ActionRecord",
+    "BehaviorMonitor",
     "BoundStep",
     "BoundTab",
     "CompiledRecipe",
     "Evidence",
     "IterationResult",
     "IterationState",
+    "LoopSignal",
+    "MonitorSettings",
     "NorthstarError",
+    "Observation",
     "Plan",
+    "ProgramIterationNotVerified",
     "ProgramRunner",
     "Recipe",
+    "RepeatOptions",
+    "RepeatSummary",
+    "ScreenChange",
     "StepResult",
     "StepStatus",
     "bind",
@@ -45,6 +54,8 @@ NORTHSTAR_ALL = [
     "load_recipe",
     "parse_recipe",
     "prepare",
+    "repeat_program",
+    "screen_change",
 ]
 
 BROWSER_ADAPTERS_ALL = ["BrowserOptions", "PlaywrightHost", "PlaywrightSession", "find_browser"]
