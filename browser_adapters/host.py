@@ -10,14 +10,20 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager, suppress
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import TracebackType
 
 from playwright.async_api import Browser, Playwright, async_playwright
 from playwright.async_api import Error as PlaywrightError
 
+from browser_adapters.debugging import Pause
 from browser_adapters.discovery import find_browser
+from browser_adapters.har_replay import har_recording_options, replay_from_har
+from browser_adapters.run_hooks import run_hooks
 from browser_adapters.session import PlaywrightSession
+from northstar.debugging import DebugSettings
 from northstar.errors import BrowserNotFound
+from northstar.iteration_hooks import IterationHooks
 from northstar.plan import Plan
 
 __all__ = ["BrowserOptions", "PlaywrightHost"]
@@ -41,6 +47,10 @@ class BrowserOptions:
     slow_mo_ms: float = 0
     storage_state: str | None = None
     extra_args: tuple[str, ...] = field(default=())
+    debug: DebugSettings = field(default_factory=DebugSettings)  # --step, --trace, ...
+    pause: Pause | None = None  # how a pause waits; default: Playwright's Inspector
+    record_har: str | None = None  # record each context's network to this HAR file
+    replay_har: str | None = None  # answer every request from this HAR, abort the rest
 
 
 class PlaywrightHost:
@@ -98,12 +108,26 @@ class PlaywrightHost:
     @asynccontextmanager
     async def session(self, plan: Plan) -> AsyncIterator[PlaywrightSession]:
         """A fresh context for one iteration, closed on every path."""
-        context = await self.browser.new_context(storage_state=self.options.storage_state)
+        context = await self.browser.new_context(
+            storage_state=self.options.storage_state,
+            **har_recording_options(self.options.record_har),
+        )
         try:
-            session = PlaywrightSession(context, plan)
+            replay = self.options.replay_har
+            unrecorded = await replay_from_har(context, replay) if replay else None
+            session = PlaywrightSession(context, plan, unrecorded=unrecorded)
             await session.start()
             yield session
         finally:
             # If the browser went away first, the context went with it.
             with suppress(PlaywrightError):
                 await context.close()
+
+    def iteration_hooks(self, artifacts: Path) -> IterationHooks | None:
+        """Hooks for the debugging and replay options, writing their files to ``artifacts``."""
+        return run_hooks(
+            self.options.debug,
+            artifacts,
+            replaying=self.options.replay_har is not None,
+            pause=self.options.pause,
+        )

@@ -19,6 +19,7 @@ from playwright.async_api import Error as PlaywrightError
 
 from browser_adapters.checks import run_check
 from browser_adapters.error_mapping import converted_errors
+from browser_adapters.har_replay import UnrecordedRequests
 from browser_adapters.locators import resolve_one
 from browser_adapters.observation_capture import capture_observation
 from northstar.browser import ReadSource
@@ -63,8 +64,15 @@ def _origin(url: str) -> str:
 class PlaywrightSession:
     """Implements ``northstar.browser.BrowserSession`` over one ``BrowserContext``."""
 
-    def __init__(self, context: BrowserContext, plan: Plan) -> None:
+    def __init__(
+        self,
+        context: BrowserContext,
+        plan: Plan,
+        *,
+        unrecorded: UnrecordedRequests | None = None,
+    ) -> None:
         self._context = context
+        self.unrecorded = unrecorded  # set when replaying a recording: what it lacked
         self._plan = plan
         self._secrets = plan.secrets
         self._pages: dict[str, Page] = {}
@@ -197,6 +205,8 @@ class PlaywrightSession:
                 f"navigation to {redact(url, self._secrets)} was blocked: not an allowed origin",
                 tab=role or key,
             )
+        if self.unrecorded is not None:
+            self.unrecorded.raise_new(tab=role or key, secrets=self._secrets)
 
     async def _act(self, page: Page, step: BoundStep, before_dispatch: Callable[[], None]) -> None:
         """Resolve the target, then call ``before_dispatch`` right before acting on it."""
@@ -270,6 +280,11 @@ class PlaywrightSession:
             return None
         async with converted_errors("screenshot", tab=tab):
             return await page.screenshot(timeout=5000)
+
+    @property
+    def context(self) -> BrowserContext:
+        """The iteration's context (for tracing and other debugging aids)."""
+        return self._context
 
     def pages(self) -> Mapping[str, Page]:
         """The open pages by role (for observation capture and debugging aids)."""

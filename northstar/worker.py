@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from northstar.compiler import CompiledRecipe, bind, prepare
+from northstar.debugging import DebugSettings
 from northstar.execution import RunOutcome, RunRequest, StopSignal, artifacts_dir, execute_run
 from northstar.journal import Journal
 from northstar.loader import load_recipe_positions
@@ -48,6 +49,8 @@ class BrowserSettings:
     headless: bool = True
     slow_mo_ms: float = 0
     storage_state: str | None = None
+    debug: DebugSettings = field(default_factory=DebugSettings)  # --step, --trace, ...
+    replay_har: str | None = None  # --replay: every request answered from this HAR
 
 
 def open_host(settings: BrowserSettings) -> BrowserHost:
@@ -60,6 +63,8 @@ def open_host(settings: BrowserSettings) -> BrowserHost:
             headless=settings.headless,
             slow_mo_ms=settings.slow_mo_ms,
             storage_state=settings.storage_state,
+            debug=settings.debug,
+            replay_har=settings.replay_har,
         )
     )
 
