@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import structlog
 
 from fixtures.site_server import FixtureSite
 from northstar.compiler import bind, prepare
@@ -21,6 +22,14 @@ from northstar.plan import Plan
 
 REPO = Path(__file__).resolve().parent.parent
 RECIPES = REPO / "recipes"
+
+
+@pytest.fixture(autouse=True)
+def plain_structlog() -> Iterator[None]:
+    """Each test starts from structlog's defaults: a CLI run in-process may configure it."""
+    structlog.reset_defaults()
+    yield
+    structlog.reset_defaults()
 
 
 @pytest.fixture(scope="session")

@@ -81,7 +81,8 @@ async def test_verified_result_has_steps_timing_evidence_outputs_and_no_secret(
     assert all(s.duration_ms > 0 for s in result.steps[:3])
     assert result.duration_ms >= sum(s.duration_ms for s in result.steps)
     assert result.evidence_count == sum(len(s.evidence) for s in result.steps)
-    assert result.evidence_count == 4  # tab opened, field value, url, done_when's visible
+    # tab opened, field value, url, the extracted value, done_when's visible
+    assert result.evidence_count == 5
     assert dict(result.outputs) == {
         "who": "Signed in as demo",
         "account_url": f"{site.base_url}/account",

@@ -28,8 +28,9 @@ name: lane-post
 params:
   title: {type: string, required: true}
   shown: {type: string, required: true}
+  page: {type: string, default: /posts/new}
 tabs:
-  admin: {start: "{{ base_url }}/posts/new"}
+  admin: {start: "{{ base_url }}{{ page }}"}
 steps:
   - id: title
     tab: admin
@@ -80,8 +81,9 @@ def lane_request(tmp_path: Path, titles: list[str], base_url: str, **options: An
     recipe = tmp_path / "lane-post.yaml"
     recipe.write_text(POSTS)
     rows = tmp_path / "rows.csv"
-    lines = [f"{t},{'not listed' if t == 'B1' else t}" for t in titles]
-    rows.write_text("title,shown\n" + "\n".join(lines) + "\n")
+    # Row B1 opens a page that does not exist: its lane fails at once (a 404 is not retried).
+    lines = [f"{t},{t},{'/no-such-page' if t == 'B1' else ''}" for t in titles]
+    rows.write_text("title,shown,page\n" + "\n".join(lines) + "\n")
     return build_request(
         {
             "recipe": str(recipe),
@@ -114,7 +116,7 @@ async def test_two_lanes_verify_every_row_and_record_their_lane(
 async def test_a_stopped_lane_leaves_the_others_unless_fail_fast(
     host: Any, site: FixtureSite, tmp_path: Path, fail_fast: bool
 ) -> None:
-    # Row 1 expects a title that is not listed, so lane 1 stops at its first iteration.
+    # Row 1's page does not exist, so lane 1 stops at its first iteration.
     titles = ["B1", "B2", "B3", "B4", "B5", "B6"]
     request = lane_request(tmp_path, titles, site.base_url, concurrency=2, fail_fast=fail_fast)
     with Journal.open(tmp_path / "journal.db") as journal:
@@ -131,8 +133,8 @@ async def test_a_stopped_lane_leaves_the_others_unless_fail_fast(
         assert len(lane_two) < 3
     else:
         assert lane_two == [2, 4, 6]
-    # Row 1 was sent (its check failed afterwards); lane 2 sent what it started.
-    assert site.submission_count("post") == 1 + len(lane_two)
+    # Row 1 sent nothing (its page never loaded); lane 2 sent what it started.
+    assert site.submission_count("post") == len(lane_two)
     assert [r.state for r in outcome.results if r.iteration == 1] == ["failed"]
     assert not [r for r in outcome.results if r.iteration in (3, 5)]  # lane 1 stopped
 
