@@ -13,8 +13,10 @@ from collections.abc import Sequence
 import click
 
 from northstar.cli._output import EXIT_CODES
+from northstar.cli.case_commands import record
 from northstar.cli.journal_commands import runs, show, watch
 from northstar.cli.recovery_commands import reconcile, resume
+from northstar.cli.report_commands import report
 from northstar.cli.run_commands import run, schema, validate
 from northstar.logs import configure_logging
 
@@ -30,7 +32,7 @@ def cli(log_json: bool, verbose: bool) -> None:
     configure_logging(json=log_json, verbose=verbose)
 
 
-for command in (run, validate, schema, runs, show, watch, reconcile, resume):
+for command in (run, record, validate, schema, runs, show, watch, report, reconcile, resume):
     cli.add_command(command)
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import click
 
+from northstar.cli._debug_options import debug_options, debug_settings, replay_inputs
 from northstar.cli._inputs import browser_options, build_request, input_options
 from northstar.cli._output import (
     EXIT_CODES,
@@ -34,11 +35,14 @@ journal_option = click.option(
 
 
 def browser_settings(options: dict[str, Any]) -> BrowserSettings:
+    debug = debug_settings(options)  # a pause waits for a person: it needs a window
     return BrowserSettings(
         executable=options.get("browser"),
-        headless=not options.get("headed"),
+        headless=not (options.get("headed") or debug.pauses),
         slow_mo_ms=options.get("slow_mo") or 0,
         storage_state=options.get("profile"),
+        debug=debug,
+        replay_har=options.get("replay_har"),
     )
 
 
@@ -86,10 +90,11 @@ async def run_with_signals(
 @journal_option
 @click.option("--project", default="default", show_default=True, help="Project the run binds.")
 @browser_options
+@debug_options
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON summary at the end.")
 def run(**options: Any) -> None:
     """Run RECIPE (once, N times, or once per row) and verify every iteration."""
-    with expected_errors():
+    with expected_errors(), replay_inputs(options) as options:
         request = build_request(options)
         settings = browser_settings(options)
 

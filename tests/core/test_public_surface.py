@@ -24,7 +24,12 @@ COMPOSITION_ROOT = {"northstar.cli", "northstar.worker"}
 # Entry points that live under northstar/ but wire the adapter in (lazily, inside a
 # function) like the CLI does. Each is a deliberate exception to DESIGN.md section 2;
 # importing them must still not load Playwright (checked below).
-SEPARATE_ENTRY_POINTS = {"northstar.bench.monitor_bench", "northstar.bench.run_bench"}
+SEPARATE_ENTRY_POINTS = {
+    "northstar.bench.monitor_bench",
+    "northstar.bench.run_bench",
+    "northstar.case_worker",  # record and replay regression cases
+    "northstar.pytest_plugin",  # the pytest11 entry point that runs recorded cases
+}
 ADAPTER_PACKAGES = ("playwright", "browser_adapters")
 
 NORTHSTAR_ALL = [

@@ -1,0 +1,60 @@
+"""``northstar record``: run a recipe live once and keep it as a regression case.
+
+The case (``case.json``, ``recording.har``, a page snapshot per step) is replayed
+offline by ``northstar run RECIPE --replay DIR`` and by the pytest plugin. It is only
+written when the recorded iteration verified. It does not touch the journal.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from northstar.cli._inputs import browser_options, parse_param_pairs
+from northstar.cli._output import EXIT_CODES, expected_errors, print_result
+from northstar.cli.run_commands import browser_settings
+
+__all__ = ["record"]
+
+
+@click.command()
+@click.argument("recipe", type=click.Path(dir_okay=False, exists=True))
+@click.option("-p", "--param", "params", multiple=True, metavar="NAME=VALUE", help="A parameter.")
+@click.option("--base-url", envvar="NORTHSTAR_BASE_URL", help="Value of {{ base_url }}.")
+@click.option(
+    "--to",
+    "to",
+    required=True,
+    type=click.Path(file_okay=False),
+    help="The case folder to write (e.g. fixtures/cases/NAME/).",
+)
+@click.option("--force", is_flag=True, help="Replace the case if the folder exists.")
+@browser_options
+def record(**options: Any) -> None:
+    """Run RECIPE once, live, and save it as a regression case in --to."""
+    from northstar.case_worker import record_case
+
+    with expected_errors():
+        outcome = asyncio.run(
+            record_case(
+                Path(options["recipe"]),
+                parse_param_pairs(options["params"]),
+                to=Path(options["to"]),
+                base_url=options["base_url"],
+                browser=browser_settings(options),
+                overwrite=options["force"],
+            )
+        )
+        print_result(outcome.result, echo=click.echo)
+        if outcome.case is None:
+            click.echo(f"not recorded: the iteration did not verify ({outcome.folder})", err=True)
+            sys.exit(EXIT_CODES["not_verified"])
+        secrets = ", ".join(outcome.case.secret_params)
+        click.echo(
+            f"recorded case {outcome.case.name!r} in {outcome.folder}"
+            + (f" (secret parameters not kept: {secrets})" if secrets else "")
+        )

@@ -1,0 +1,42 @@
+"""``northstar report``: one self-contained HTML page for a run (reads the journal only)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from northstar import readers
+from northstar.cli._output import expected_errors
+from northstar.cli.run_commands import journal_option
+from northstar.errors import UsageInvalid
+from northstar.journal import resolve_journal_path
+from northstar.run_report import render_report, run_artifacts_dir
+
+__all__ = ["report"]
+
+
+@click.command()
+@click.argument("run_id")
+@journal_option
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False),
+    help="The HTML file to write (default: report.html in the run's artifacts folder).",
+)
+def report(run_id: str, journal: str | None, out: str | None) -> None:
+    """Write RUN_ID as one HTML file: verdicts, steps, evidence, screenshots, signals."""
+    with expected_errors():
+        path = resolve_journal_path(journal)
+        detail = readers.get_run(path, run_id)
+        artifacts = run_artifacts_dir(path, run_id)
+        target = Path(out) if out else artifacts / "report.html"
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(render_report(detail, artifacts), encoding="utf-8")
+        except OSError as exc:
+            raise UsageInvalid(
+                f"cannot write the report to {target}: {exc.strerror}",
+                fix="Pass --out with a writable path.",
+            ) from exc
+        click.echo(str(target))
