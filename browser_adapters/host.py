@@ -131,3 +131,13 @@ class PlaywrightHost:
             replaying=self.options.replay_har is not None,
             pause=self.options.pause,
         )
+
+    def sharing_browser(self, options: BrowserOptions) -> PlaywrightHost:
+        """A host with other per-context options (a replay, hooks) on this host's browser.
+
+        Use it without ``async with``: the browser stays this host's to close. Launch
+        options (headless, slow motion, executable) are this host's.
+        """
+        view = PlaywrightHost(options)
+        view._browser = self.browser
+        return view

@@ -17,8 +17,8 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator, Mapping
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from importlib import metadata
@@ -178,8 +178,13 @@ async def replay_case(
     browser: BrowserSettings | None = None,
     screenshots: ScreenshotMode = "only-on-failure",
     pause: Pause | None = None,
+    shared: PlaywrightHost | None = None,
 ) -> CaseReplay:
-    """Replay the case in ``case_dir`` offline; ``recipe_path`` replaces the recorded one."""
+    """Replay the case in ``case_dir`` offline; ``recipe_path`` replaces the recorded one.
+
+    ``shared`` is a started host whose browser the replay borrows (the pytest plugin
+    keeps one for the session); without it the replay launches its own.
+    """
     case = load_case(case_dir)
     root = project_root(case_dir)
     recipe_path = recipe_path or root / case.recipe
@@ -191,27 +196,41 @@ async def replay_case(
     secrets = {n: str(values[n]) for n in case.secret_params if values.get(n)}
     with replay_har(case_dir, case, secrets) as har:
         settings = replace(browser or BrowserSettings(), replay_har=str(har))
-        result = await _replay_iteration(plan, settings, artifacts, screenshots, pause)
+        options = _options(settings, record_har=None, pause=pause)
+        result = await _replay_iteration(plan, options, artifacts, screenshots, shared)
     return CaseReplay(case, case_dir, compiled.recipe, result, plan.definition_hash, artifacts)
 
 
 async def _replay_iteration(
     plan: Plan,
-    settings: BrowserSettings,
+    options: BrowserOptions,
     artifacts: Path,
     screenshots: ScreenshotMode,
-    pause: Pause | None,
+    shared: PlaywrightHost | None,
 ) -> IterationResult:
     from browser_adapters.debugging import ScreenshotHooks
 
-    host = _host(settings, pause=pause)
     token = secret_values.set(plan.secrets)
     try:
-        async with host:
+        async with _started(options, shared) as host:
             hooks = _chain(host.iteration_hooks(artifacts), ScreenshotHooks(screenshots, artifacts))
             return await ProgramRunner(host, hooks=hooks).run_iteration(plan)
     finally:
         secret_values.reset(token)
+
+
+@asynccontextmanager
+async def _started(
+    options: BrowserOptions, shared: PlaywrightHost | None
+) -> AsyncIterator[PlaywrightHost]:
+    """A host for ``options``: on the shared browser, or on a browser of its own."""
+    from browser_adapters import PlaywrightHost
+
+    if shared is not None:
+        yield shared.sharing_browser(options)
+        return
+    async with PlaywrightHost(options) as host:
+        yield host
 
 
 @contextmanager
@@ -229,12 +248,10 @@ def replay_har(case_dir: Path, case: RegressionCase, secrets: Mapping[str, str])
         yield restored
 
 
-def _host(
-    settings: BrowserSettings, *, record_har: str | None = None, pause: Pause | None = None
-) -> PlaywrightHost:
+def _host(settings: BrowserSettings, *, record_har: str | None = None) -> PlaywrightHost:
     from browser_adapters import PlaywrightHost
 
-    return PlaywrightHost(_options(settings, record_har=record_har, pause=pause))
+    return PlaywrightHost(_options(settings, record_har=record_har, pause=None))
 
 
 def _options(

@@ -32,11 +32,13 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, quote_plus
 
 from northstar.errors import ParamMissing, UsageInvalid
-from northstar.recipe import Param
+
+if TYPE_CHECKING:  # the pytest plugin imports this module at start-up: keep it light
+    from northstar.recipe import Param
 
 __all__ = [
     "CASE_FILE",
