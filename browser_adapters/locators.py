@@ -15,11 +15,11 @@ from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import FrameLocator, Locator, Page
 from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
-from northstar.errors import TargetAmbiguous, TargetMissing
+from northstar.errors import NorthstarError, TargetAmbiguous, TargetMissing
 from northstar.recipe import Target
 from northstar.redaction import redact
 
-__all__ = ["build_locator", "resolve_one"]
+__all__ = ["build_locator", "diagnose_failed_action", "resolve_one"]
 
 _MAX_CANDIDATES = 5
 _CSS_START = re.compile(r"^\s*(?:iframe\b|[#.\[*])")
@@ -99,17 +99,54 @@ async def resolve_one(
     try:
         await locator.first.wait_for(state=state, timeout=timeout_ms)
     except PlaywrightTimeoutError as exc:
-        raise TargetMissing(
-            f"no element matches {redact(target.describe(), secrets)} "
-            f"(waited {timeout_ms} ms for it to be {state})"
-        ) from exc
+        raise _missing(target, timeout_ms, state, secrets) from exc
     count = await locator.count()
     if count > 1:
-        candidates = await _candidates(locator, count, secrets)
-        raise TargetAmbiguous(
-            f"{count} elements match {redact(target.describe(), secrets)}: {candidates}"
-        )
+        raise await _ambiguous(locator, count, target, secrets)
     return locator
+
+
+async def diagnose_failed_action(
+    locator: Locator,
+    target: Target,
+    failure: NorthstarError,
+    *,
+    timeout_ms: int,
+    state: Literal["attached", "visible"],
+    secrets: Collection[str] = (),
+) -> NorthstarError:
+    """Why a direct action on ``target`` failed: missing, ambiguous, or not actionable.
+
+    Actions that send nothing go straight to Playwright, whose actions auto-wait and are
+    strict; only when one fails is the page asked what the target matched, so a missing
+    or ambiguous target is reported exactly as ``resolve_one`` would.
+    """
+    count = await locator.count()
+    if count == 0:
+        return _missing(target, timeout_ms, state, secrets)
+    if count > 1:
+        return await _ambiguous(locator, count, target, secrets)
+    if state == "visible" and not await locator.is_visible():
+        return _missing(target, timeout_ms, state, secrets)
+    return failure
+
+
+def _missing(
+    target: Target, timeout_ms: int, state: str, secrets: Collection[str]
+) -> TargetMissing:
+    return TargetMissing(
+        f"no element matches {redact(target.describe(), secrets)} "
+        f"(waited {timeout_ms} ms for it to be {state})"
+    )
+
+
+async def _ambiguous(
+    locator: Locator, count: int, target: Target, secrets: Collection[str]
+) -> TargetAmbiguous:
+    candidates = await _candidates(locator, count, secrets)
+    return TargetAmbiguous(
+        f"{count} elements match {redact(target.describe(), secrets)}: {candidates}"
+    )
 
 
 async def _candidates(locator: Locator, count: int, secrets: Collection[str]) -> str:

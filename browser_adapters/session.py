@@ -20,7 +20,7 @@ from playwright.async_api import Error as PlaywrightError
 from browser_adapters.checks import run_check
 from browser_adapters.error_mapping import converted_errors
 from browser_adapters.har_replay import UnrecordedRequests
-from browser_adapters.locators import resolve_one
+from browser_adapters.locators import build_locator, diagnose_failed_action, resolve_one
 from browser_adapters.observation_capture import capture_observation
 from northstar.browser import ReadSource
 from northstar.errors import (
@@ -29,6 +29,7 @@ from northstar.errors import (
     NorthstarError,
     OriginBlocked,
     TabClosed,
+    TargetAmbiguous,
 )
 from northstar.observation import Observation
 from northstar.plan import BoundStep, BoundTab, Plan
@@ -223,19 +224,44 @@ class PlaywrightSession:
         target, action = _target_action(body)
         state: Literal["attached", "visible"] = "attached" if body.upload else "visible"
         what = f"{step.kind} {target.describe()}"
-        async with converted_errors(what, tab=step.tab, secrets=self._secrets):
-            locator = await resolve_one(
-                page, target, timeout_ms=step.timeout_ms, state=state, secrets=self._secrets
-            )
+        if step.is_submit:  # resolve first, so the in-flight record precedes only the action
+            async with converted_errors(what, tab=step.tab, secrets=self._secrets):
+                locator = await resolve_one(
+                    page, target, timeout_ms=step.timeout_ms, state=state, secrets=self._secrets
+                )
+        else:  # nothing to record: one auto-waiting, strict Playwright action does it all
+            locator = build_locator(page, target)
         before_dispatch()
         try:
             async with converted_errors(what, tab=step.tab, secrets=self._secrets):
                 await action(locator, step.timeout_ms)
+        except (ActionFailed, TargetAmbiguous) as failure:
+            if step.is_submit:
+                raise
+            raise await self._diagnosed(locator, target, failure, step, state) from failure
         except TabClosed:
             # The action closed its own tab (a "Close" button): that is its effect, and the
             # next step on the role is TAB_CLOSED. Playwright may report it either way.
             if not page.is_closed():
                 raise
+
+    async def _diagnosed(
+        self,
+        locator: Locator,
+        target: Target,
+        failure: NorthstarError,
+        step: BoundStep,
+        state: Literal["attached", "visible"],
+    ) -> NorthstarError:
+        async with converted_errors(f"{step.kind} {target.describe()}", tab=step.tab):
+            return await diagnose_failed_action(
+                locator,
+                target,
+                failure,
+                timeout_ms=step.timeout_ms,
+                state=state,
+                secrets=self._secrets,
+            )
 
     async def check(self, check: Check, *, tab: str, timeout_ms: int) -> Evidence:
         page = self.page(tab)
