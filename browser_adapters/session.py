@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from contextlib import suppress
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 from urllib.parse import urljoin, urlsplit
 
 from playwright.async_api import BrowserContext, Frame, Locator, Page, Request, Route
@@ -19,9 +19,8 @@ from playwright.async_api import Error as PlaywrightError
 
 from browser_adapters.checks import run_check
 from browser_adapters.error_mapping import converted_errors
-from browser_adapters.har_replay import UnrecordedRequests
+from browser_adapters.har_replay import UnrecordedRequests, named_misses
 from browser_adapters.locators import build_locator, diagnose_failed_action, resolve_one
-from browser_adapters.observation_capture import capture_observation
 from northstar.browser import ReadSource
 from northstar.errors import (
     ActionFailed,
@@ -31,11 +30,13 @@ from northstar.errors import (
     TabClosed,
     TargetAmbiguous,
 )
-from northstar.observation import Observation
 from northstar.plan import BoundStep, BoundTab, Plan
 from northstar.recipe import Check, Step, Target
 from northstar.redaction import redact
 from northstar.results import Evidence
+
+if TYPE_CHECKING:
+    from northstar.observation import Observation
 
 __all__ = ["PlaywrightSession", "foreign_origin_pattern"]
 
@@ -155,8 +156,9 @@ class PlaywrightSession:
 
     async def _navigate(self, role: str, page: Page, url: str, timeout_ms: int) -> None:
         self._check_origin(role, url)
-        async with converted_errors(
-            f"goto {url}", tab=role, secrets=self._secrets, navigation=True
+        async with (
+            named_misses(self.unrecorded, tab=role, secrets=self._secrets),
+            converted_errors(f"goto {url}", tab=role, secrets=self._secrets, navigation=True),
         ):
             response = await page.goto(url, timeout=timeout_ms)
         if response is not None and response.status >= 400:
@@ -298,6 +300,9 @@ class PlaywrightSession:
             )
 
     async def observe(self, tab: str) -> Observation:
+        # Loaded on first use: the stored path takes no observations.
+        from browser_adapters.observation_capture import capture_observation
+
         return await capture_observation(self.page(tab), role=tab, secret_values=self._secrets)
 
     async def screenshot(self, tab: str) -> bytes | None:

@@ -20,12 +20,12 @@ from northstar.journal import Journal
 from northstar.loader import load_recipe_positions
 from northstar.logs import secret_values
 from northstar.params import coerce_params
-from northstar.recovery import ReconcileDecision, reconcile_run, resume_run
 from northstar.results import IterationResult
 from northstar.runner import ProgramRunner
 
 if TYPE_CHECKING:
     from northstar.browser import BrowserHost
+    from northstar.recovery import ReconcileDecision
 
 __all__ = [
     "CREDENTIAL_ENV",
@@ -152,6 +152,8 @@ async def reconcile(
     browser: BrowserSettings | None = None,
 ) -> list[ReconcileDecision]:
     """Run the reconcile probes of a blocked run in a fresh browser."""
+    from northstar.recovery import reconcile_run  # only recovery commands need it
+
     async with open_host(browser or BrowserSettings()) as host:
         return await reconcile_run(run_id, credential, request, host=host, journal=journal)
 
@@ -167,6 +169,8 @@ async def resume(
     on_result: Callable[[IterationResult], None] = lambda result: None,
 ) -> RunOutcome:
     """Continue a run's remaining iterations once every outcome is settled."""
+    from northstar.recovery import resume_run
+
     async with open_host(browser or BrowserSettings()) as host:
         return await resume_run(
             run_id, credential, request, host=host, journal=journal, stop=stop, on_result=on_result

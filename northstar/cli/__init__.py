@@ -8,32 +8,56 @@ codes are listed in ``northstar.cli._output``.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Sequence
 
 import click
 
 from northstar.cli._output import EXIT_CODES
-from northstar.cli.case_commands import record
-from northstar.cli.journal_commands import runs, show, watch
-from northstar.cli.recovery_commands import reconcile, resume
-from northstar.cli.report_commands import report
-from northstar.cli.run_commands import run, schema, validate
 from northstar.logs import configure_logging
 
 __all__ = ["EXIT_CODES", "cli", "main"]
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+# Each command is imported when it is used, so `northstar run` does not load the journal
+# readers, the report writer or the recovery code (a faster start).
+_COMMANDS = {
+    "run": "northstar.cli.run_commands:run",
+    "record": "northstar.cli.case_commands:record",
+    "validate": "northstar.cli.run_commands:validate",
+    "schema": "northstar.cli.run_commands:schema",
+    "runs": "northstar.cli.journal_commands:runs",
+    "show": "northstar.cli.journal_commands:show",
+    "watch": "northstar.cli.journal_commands:watch",
+    "report": "northstar.cli.report_commands:report",
+    "reconcile": "northstar.cli.recovery_commands:reconcile",
+    "resume": "northstar.cli.recovery_commands:resume",
+}
+
+
+class _LazyGroup(click.Group):
+    """A click group whose subcommands are imported on first use (click's documented way)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(_COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = _COMMANDS.get(cmd_name)
+        if target is None:
+            return None
+        module, _, attr = target.partition(":")
+        command = getattr(importlib.import_module(module), attr)
+        assert isinstance(command, click.Command)
+        return command
+
+
+@click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--log-json", is_flag=True, help="Write logs to stderr as JSON lines.")
 @click.option("-v", "--verbose", is_flag=True, help="Log every step (to stderr).")
 @click.version_option(package_name="northstar")
 def cli(log_json: bool, verbose: bool) -> None:
     """Run stored browser procedures (recipes) and prove each iteration."""
     configure_logging(json=log_json, verbose=verbose)
-
-
-for command in (run, record, validate, schema, runs, show, watch, report, reconcile, resume):
-    cli.add_command(command)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
