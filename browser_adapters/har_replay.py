@@ -9,7 +9,8 @@ session reports those URLs after the step that caused them (``NAVIGATION_FAILED`
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import AsyncIterator, Collection
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ from playwright.async_api import BrowserContext, Request, Route
 from northstar.errors import NavigationFailed
 from northstar.redaction import redact
 
-__all__ = ["UnrecordedRequests", "har_recording_options", "replay_from_har"]
+__all__ = ["UnrecordedRequests", "har_recording_options", "named_misses", "replay_from_har"]
 
 # The abort reason a page sees for a request the recording does not hold.
 _ABORT_REASON = "internetdisconnected"
@@ -66,3 +67,19 @@ async def replay_from_har(context: BrowserContext, har: str | Path) -> Unrecorde
     await context.route("**/*", unrecorded.abort)
     await context.route_from_har(har, not_found="fallback")
     return unrecorded
+
+
+@asynccontextmanager
+async def named_misses(
+    unrecorded: UnrecordedRequests | None, *, tab: str, secrets: Collection[str] = ()
+) -> AsyncIterator[None]:
+    """A navigation that failed in a replay because the recording lacked it says so."""
+    try:
+        yield
+    except NavigationFailed as exc:
+        if unrecorded is not None:
+            try:
+                unrecorded.raise_new(tab=tab, secrets=secrets)
+            except NavigationFailed as missing:
+                raise missing from exc
+        raise

@@ -71,14 +71,21 @@ async def record_case(
     base_url: str | None = None,
     browser: BrowserSettings | None = None,
     overwrite: bool = False,
+    shared: PlaywrightHost | None = None,
 ) -> RecordOutcome:
-    """Run ``recipe_path`` once, live, and save what happened as a case in ``to``."""
+    """Run ``recipe_path`` once, live, and save what happened as a case in ``to``.
+
+    ``shared`` is a started host whose browser the recording borrows (tests do).
+    """
     compiled = load_compiled(recipe_path)
     values = coerce_params(compiled.recipe.params, params, recipe_dir=recipe_path.parent)
     plan = bind(compiled, values, base_url=base_url)
     staging = _staging_folder(to, overwrite=overwrite)
     try:
-        result, snapshots = await _record_iteration(plan, staging, browser or BrowserSettings())
+        options = _options(
+            browser or BrowserSettings(), record_har=str(staging / HAR_FILE), pause=None
+        )
+        result, snapshots = await _record_iteration(plan, staging, options, shared)
         if not result.verified:
             return RecordOutcome(result, None, to)
         case = _write_case(compiled, plan, recipe_path, base_url, result, snapshots, staging, to)
@@ -103,15 +110,14 @@ def _move_into_place(staging: Path, to: Path) -> None:
 
 
 async def _record_iteration(
-    plan: Plan, folder: Path, browser: BrowserSettings
+    plan: Plan, folder: Path, options: BrowserOptions, shared: PlaywrightHost | None
 ) -> tuple[IterationResult, dict[str, str]]:
     from browser_adapters.dom_snapshots import DomSnapshots
 
-    host = _host(browser, record_har=str(folder / HAR_FILE))
     snapshots = DomSnapshots(folder)
     token = secret_values.set(plan.secrets)
     try:
-        async with host:
+        async with _started(options, shared) as host:
             hooks = _chain(host.iteration_hooks(folder), snapshots)
             result = await ProgramRunner(host, hooks=hooks).run_iteration(plan)
     finally:
@@ -246,12 +252,6 @@ def replay_har(case_dir: Path, case: RegressionCase, secrets: Mapping[str, str])
         restored.write_text(json.dumps(body), encoding="utf-8")
         restored.chmod(0o600)
         yield restored
-
-
-def _host(settings: BrowserSettings, *, record_har: str | None = None) -> PlaywrightHost:
-    from browser_adapters import PlaywrightHost
-
-    return PlaywrightHost(_options(settings, record_har=record_har, pause=None))
 
 
 def _options(
