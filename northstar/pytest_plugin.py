@@ -128,6 +128,7 @@ class CaseItem(pytest.Item):
         from northstar.debugging import DebugSettings
         from northstar.worker import BrowserSettings
 
+        _quiet_logs()
         option = self.config.getoption
         artifacts = self.artifacts_dir()
         shutil.rmtree(artifacts, ignore_errors=True)  # a trace of an earlier run misleads
@@ -210,6 +211,16 @@ def _shared_browser(config: pytest.Config) -> _SharedBrowser:
         shared = config.stash[_SHARED] = _SharedBrowser(config)
         config.add_cleanup(shared.close)
     return config.stash[_SHARED]
+
+
+def _quiet_logs() -> None:
+    """Northstar logs warnings only (on stderr), unless the project configured structlog."""
+    import structlog
+
+    from northstar.logs import configure_logging
+
+    if not structlog.is_configured():
+        configure_logging()
 
 
 def _declares_marker(config: pytest.Config, name: str) -> bool:
