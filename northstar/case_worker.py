@@ -100,7 +100,9 @@ def _staging_folder(to: Path, *, overwrite: bool) -> Path:
     if to.exists() and not overwrite:
         raise UsageInvalid(f"{to} already exists", fix="Pass --force to record the case again.")
     to.parent.mkdir(parents=True, exist_ok=True)
-    return Path(tempfile.mkdtemp(prefix=f".{to.name}.recording-", dir=to.parent))
+    staging = Path(tempfile.mkdtemp(prefix=f".{to.name}.recording-", dir=to.parent))
+    staging.chmod(0o755)  # a case is a fixture to share, not a private temporary folder
+    return staging
 
 
 def _move_into_place(staging: Path, to: Path) -> None:
