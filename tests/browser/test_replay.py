@@ -6,6 +6,7 @@ on the session's Chromium (``host``); nothing reaches the internet.
 
 from __future__ import annotations
 
+import shutil
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -43,18 +44,14 @@ def answers(url: str) -> bool:
 
 
 def changed_recipe(tmp_path: Path, name: str, old: str, new: str) -> Path:
+    """A changed copy of an example, with its ``files/`` beside it (file params resolve)."""
     text = (RECIPES / f"{name}.yaml").read_text(encoding="utf-8")
     assert text.count(old) == 1, old
-    path = RECIPES / f"{name}.changed-{tmp_path.name}.yaml"  # beside it: file params resolve
+    folder = tmp_path / "recipes"
+    shutil.copytree(RECIPES / "files", folder / "files")
+    path = folder / f"{name}.yaml"
     path.write_text(text.replace(old, new), encoding="utf-8")
     return path
-
-
-@pytest.fixture
-def scratch_recipes(tmp_path: Path) -> Any:
-    yield
-    for path in RECIPES.glob(f"*.changed-{tmp_path.name}.yaml"):
-        path.unlink()
 
 
 async def test_a_recorded_case_replays_with_the_server_stopped(tmp_path: Path, host: Any) -> None:
@@ -70,7 +67,7 @@ async def test_a_recorded_case_replays_with_the_server_stopped(tmp_path: Path, h
 
 
 async def test_a_missing_target_fails_the_replay_naming_step_and_target(
-    tmp_path: Path, host: Any, scratch_recipes: None
+    tmp_path: Path, host: Any
 ) -> None:
     case_dir = await record_offline("contact-form", {"name": "Ada"}, tmp_path / "contact", host)
     broken = changed_recipe(
@@ -92,7 +89,7 @@ async def test_a_missing_target_fails_the_replay_naming_step_and_target(
 
 
 async def test_a_request_the_recording_lacks_is_aborted_and_named(
-    tmp_path: Path, host: Any, scratch_recipes: None
+    tmp_path: Path, host: Any
 ) -> None:
     case_dir = await record_offline("publish-post", {"title": "Hi"}, tmp_path / "post", host)
     detour = changed_recipe(
