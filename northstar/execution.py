@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import structlog
 
@@ -39,6 +39,9 @@ from northstar.redaction import redact
 from northstar.repeat import RepeatOptions, RepeatSummary, repeat_program
 from northstar.results import IterationResult, IterationState
 from northstar.runner import ProgramRunner
+
+if TYPE_CHECKING:
+    from northstar.monitoring import StepMonitor
 
 __all__ = [
     "RunOutcome",
@@ -71,6 +74,7 @@ class RunRequest:
     concurrency: int = 1
     fail_fast: bool = False
     keep_context: bool = False
+    monitor: bool = False  # feed each lane's steps and observations to a BehaviorMonitor
 
     def row_for(self, number: int) -> Mapping[str, Any]:
         """Iteration ``number``'s values: its own row, or the one constant row."""
@@ -154,14 +158,31 @@ class _RunContext:
         self.binding = RunBinding(request.recipe_path, request.compiled.recipe_hash)
         self.results: list[IterationResult] = []
         self.artifacts = artifacts_dir(journal, run_id)
-        self.runner = ProgramRunner(
-            host,
-            recorder=journal.recorder(self.run_id),
-            should_stop=lambda: stop.requested,
+        self._hooks = hooks_for(host, self.artifacts)  # --step, --trace...: the host's settings
+        self.runner = self._new_runner()
+        self._lane_runners: dict[int, ProgramRunner] = {}
+
+    def _new_runner(self, monitor: StepMonitor | None = None) -> ProgramRunner:
+        return ProgramRunner(
+            self.host,
+            recorder=self.journal.recorder(self.run_id),
+            should_stop=lambda: self.stop.requested,
             on_failure=self._save_screenshots,
             failpoint=failpoint_from_environ(),
-            hooks=hooks_for(host, self.artifacts),  # --step, --trace...: the host's settings
+            hooks=self._hooks,
+            monitor=monitor,
         )
+
+    def runner_for(self, lane: int) -> ProgramRunner:
+        """The shared runner, or with ``monitor`` one per lane (a monitor follows one lane)."""
+        if not self.request.monitor:
+            return self.runner
+        if lane not in self._lane_runners:
+            from northstar.monitor import BehaviorMonitor  # loaded only when asked for
+            from northstar.monitoring import StepMonitor as Monitor
+
+            self._lane_runners[lane] = self._new_runner(Monitor(BehaviorMonitor(), observe=True))
+        return self._lane_runners[lane]
 
     def halted(self) -> bool:
         """A stop was asked for, or another lane failed under ``fail_fast``."""
@@ -224,7 +245,9 @@ class _RunContext:
             self.run_id, number, params_fingerprint=plan.params_fingerprint, lane=lane
         )
         log.info("iteration_started")
-        result = await self.runner.run_iteration(plan, session=session)
+        result = await self.runner_for(lane).run_iteration(plan, session=session)
+        for signal in result.signals:  # advice for the report and the agent path
+            self.journal.event(self.run_id, "loop_signal", iteration=number, **signal)
         if result.verified:
             result = self._save_outputs(result)
         self.journal.finish_iteration(self.run_id, result, secrets=plan.secrets)

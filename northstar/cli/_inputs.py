@@ -116,4 +116,5 @@ def build_request(options: Mapping[str, Any]) -> RunRequest:
         concurrency=options.get("concurrency") or 1,
         fail_fast=bool(options.get("fail_fast")),
         keep_context=bool(options.get("keep_context")),
+        monitor=bool(options.get("monitor")),
     )

@@ -83,6 +83,11 @@ async def run_with_signals(
 )
 @click.option("--fail-fast", is_flag=True, help="A lane that stops stops the other lanes too.")
 @click.option(
+    "--monitor",
+    is_flag=True,
+    help="Watch for loops (repeated actions, stagnant pages); signals are advice in the journal.",
+)
+@click.option(
     "--keep-context",
     is_flag=True,
     help="Keep one browser context per lane across iterations (a signed-in session).",

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from fixtures.site_server import FixtureSite
+from northstar import readers
+from northstar.cli._inputs import build_request
+from northstar.execution import execute_run
+from northstar.journal import Journal
 from northstar.monitor import BehaviorMonitor
 from northstar.monitoring import StepMonitor
 from northstar.runner import ProgramRunner
@@ -52,3 +57,21 @@ async def test_the_stored_path_records_nothing_without_a_monitor(
     result = await ProgramRunner(host).run_iteration(plan)
     assert result.verified
     assert result.signals == ()
+
+
+async def test_a_monitored_run_journals_its_signals_for_the_report(
+    host: Any, site: FixtureSite, tmp_path: Path
+) -> None:
+    recipe = tmp_path / "menu.yaml"
+    recipe.write_text(MENU)
+    request = build_request(
+        {"recipe": str(recipe), "params": (), "base_url": site.base_url, "monitor": True}
+    )
+    with Journal.open(tmp_path / "journal.db") as journal:
+        outcome = await execute_run(request, host=host, journal=journal)
+    assert outcome.status == "verified"  # advice only
+    events = readers.get_run(tmp_path / "journal.db", outcome.run_id).events
+    signals = [e for e in events if e.name == "loop_signal"]
+    assert signals
+    assert signals[0].payload["iteration"] == 1
+    assert "tulip-4711" not in str([e.payload for e in events])
