@@ -29,6 +29,7 @@ from typing import Any
 from urllib.parse import quote
 
 from northstar.errors import JournalError, RunNotFound, UsageInvalid
+from northstar.recipe import RetryPolicy
 
 __all__ = [
     "INTERRUPTED",
@@ -54,6 +55,8 @@ _UNFINISHED_STEP = frozenset({"started", "in_flight", "dispatched"})
 _STEP_STATUS = {"started": "running"}  # other events name the status they lead to
 
 Liveness = Callable[[int], bool]
+# Shown next to a step only when it differs or was needed: the default is in the README.
+_DEFAULT_RETRY = RetryPolicy().model_dump()
 
 
 @dataclass(frozen=True, slots=True)
@@ -516,7 +519,7 @@ def _step_line(step: StepView) -> str:
     )
     if step.attempts and step.attempts > 1:
         line += f"  {step.attempts} attempts"
-    if step.retry:
+    if step.retry and (step.retry != _DEFAULT_RETRY or (step.attempts or 1) > 1):
         retry = step.retry
         line += (
             f"  [retry: {retry.get('attempts')} attempts in {retry.get('max_seconds'):g} s"
