@@ -37,9 +37,9 @@ Speed is measured here, never asserted.
     the largest single process it reaped (the Playwright driver or a Chromium process),
     both from ``getrusage`` in the worker at exit, and the peak total PSS of the driver
     and Chromium processes together, sampled from /proc (Linux) while the run goes on.
-(e) Lanes: the hook for issue 7's parallel iterations (see ``lanes_section``). It prints
-    "not available" until ``northstar.execution.RunRequest`` has a ``concurrency`` field;
-    then N iterations on 2 lanes are timed against the sequential median of (a).
+(e) Lanes: N iterations of the same run on 1, 2 and 4 lanes (``--concurrency``), one after
+    the other in this process; throughput in iterations per second and the speed-up of
+    2 and 4 lanes over 1 lane measured in the same section.
 Journal (issue 3): cost per step record (``step_started`` + ``step_finished``, each
     committed), median and p95 of 2,000, measured by ``northstar.journal.bench``.
 Single iteration (issue 2): wall time of a one-iteration ``northstar run`` process beside
@@ -95,7 +95,7 @@ FAKE_BASE_URL = "http://127.0.0.1:9"  # bound into the fake browser's plans, nev
 CLI_ENTRY = "from northstar.cli import main; main()"
 SUBPROCESS_TIMEOUT_S = 300
 MEMORY_SAMPLE_S = 0.2
-LANES = 2
+LANES = (1, 2, 4)
 
 # The CLI, reporting at exit the worker's own peak RSS and its largest reaped descendant.
 MEMORY_ENTRY = """\
@@ -135,8 +135,14 @@ FIGURES: tuple[tuple[str, str, str], ...] = (
     ("memory_largest_child_mib", "(d) largest driver/Chromium process, peak RSS", "MiB"),
     ("memory_browser_total_mib", "(d) driver + Chromium together, peak PSS (sampled)", "MiB"),
     ("memory_browser_processes", "(d) driver + Chromium processes at that peak", ""),
-    ("lanes_s", "(e) lanes: {iterations} iterations on {lanes} lanes", "s"),
-    ("lanes_speedup", "(e) lanes: speed-up over the sequential median of (a)", "x"),
+    ("lanes_1_s", "(e) lanes: {iterations} iterations on 1 lane", "s"),
+    ("lanes_2_s", "(e) lanes: {iterations} iterations on 2 lanes", "s"),
+    ("lanes_4_s", "(e) lanes: {iterations} iterations on 4 lanes", "s"),
+    ("lanes_1_per_s", "(e) lanes: throughput on 1 lane", "it/s"),
+    ("lanes_2_per_s", "(e) lanes: throughput on 2 lanes", "it/s"),
+    ("lanes_4_per_s", "(e) lanes: throughput on 4 lanes", "it/s"),
+    ("lanes_speedup", "(e) lanes: 2 lanes / 1 lane throughput", "x"),
+    ("lanes_4_speedup", "(e) lanes: 4 lanes / 1 lane throughput", "x"),
     ("journal_us_per_step_median", "journal cost per step, median ({journal_steps} records)", "µs"),
     ("journal_us_per_step_p95", "journal cost per step, p95", "µs"),
     ("cli_northstar_s", "single iteration: `northstar run` process (median of {runs})", "s"),
@@ -642,16 +648,16 @@ def lanes_option() -> str | None:
     return "concurrency" if "concurrency" in {f.name for f in fields(RunRequest)} else None
 
 
-async def lanes_seconds(bench: Bench, option: str) -> float:
-    """Seconds for N iterations on ``LANES`` lanes, through the same path as (a)."""
-    lanes: dict[str, Any] = {option: LANES}  # a field this version does not declare yet
+async def lanes_seconds(bench: Bench, option: str, count: int) -> float:
+    """Seconds for N iterations on ``count`` lanes, through the same path as (a)."""
+    lanes: dict[str, Any] = {option: count}
     request = replace(recipe_request(bench.site.base_url, bench.config.iterations), **lanes)
     settings = BrowserSettings(executable=bench.config.browser)
-    journal = bench.scratch("lanes") / "journal.db"
+    journal = bench.scratch(f"lanes-{count}") / "journal.db"
     started = time.perf_counter()
     outcome = await run_recipe(request, browser=settings, journal_path=journal)
     if outcome.status != "verified":
-        raise BenchFailed(f"the {LANES}-lane run ended {outcome.status}: {outcome.error}")
+        raise BenchFailed(f"the {count}-lane run ended {outcome.status}: {outcome.error}")
     return time.perf_counter() - started
 
 
@@ -663,9 +669,14 @@ def lanes_section(bench: Bench, report: Report, pairs: Sequence[Pair]) -> None:
         report.values["lanes_speedup"] = None
         report.notes["lanes_speedup"] = "not available (northstar.execution: no concurrency)"
         return
-    seconds = asyncio.run(lanes_seconds(bench, option))
-    report.values["lanes_s"] = seconds
-    report.values["lanes_speedup"] = _median(p.northstar_s for p in pairs) / seconds
+    iterations = bench.config.iterations
+    for count in LANES:
+        seconds = asyncio.run(lanes_seconds(bench, option, count))
+        report.values[f"lanes_{count}_s"] = seconds
+        report.values[f"lanes_{count}_per_s"] = iterations / seconds
+    one = report.values["lanes_1_s"] or 1.0
+    report.values["lanes_speedup"] = one / (report.values["lanes_2_s"] or one)
+    report.values["lanes_4_speedup"] = one / (report.values["lanes_4_s"] or one)
 
 
 # Journal cost (issue 3) and a single iteration as processes (issue 2)
@@ -745,7 +756,6 @@ def figures(report: Report, config: BenchConfig) -> list[Figure]:
     sizes = asdict(config) | {
         "fake_steps": f"{config.fake_iterations * steps_per_iteration():,}",
         "journal_steps": f"{config.journal_steps:,}",
-        "lanes": LANES,
     }
     rows: list[Figure] = []
     for key, label, unit in FIGURES:
