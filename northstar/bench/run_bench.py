@@ -784,7 +784,7 @@ def _format_value(figure: Figure) -> str:
         return figure.note
     if figure.unit == "x":
         return f"{figure.value:.2f}x"
-    digits = {"s": 2, "ms": 3, "µs": 1, "MiB": 1}.get(figure.unit, 0)
+    digits = {"s": 2, "ms": 3, "µs": 1, "MiB": 1, "it/s": 2}.get(figure.unit, 0)
     return f"{figure.value:,.{digits}f} {figure.unit}".rstrip()
 
 
