@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
-from pathlib import Path
+from typing import Any
 
 import pytest
-from playwright.async_api import Browser, Page, async_playwright
+from playwright.async_api import Browser, Page
 from structlog.testing import capture_logs
 
 from browser_adapters.observation_capture import capture_observation, reference_locator
@@ -24,20 +24,12 @@ from northstar.screen_change import screen_change
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = "/usr/bin/chromium"
-HAS_CHROMIUM = Path(CHROMIUM).exists()
 
-
-@pytest.fixture(scope="module")
-async def browser() -> AsyncIterator[Browser]:
-    if not HAS_CHROMIUM:
-        pytest.skip(f"{CHROMIUM} is not installed")
-    async with async_playwright() as playwright:
-        launched = await playwright.chromium.launch(executable_path=CHROMIUM, headless=True)
-        try:
-            yield launched
-        finally:
-            await launched.close()
+@pytest.fixture
+def browser(host: Any) -> Browser:
+    """The session's Chromium (found like every run finds it), so nothing is skipped."""
+    launched: Browser = host.browser
+    return launched
 
 
 @pytest.fixture
