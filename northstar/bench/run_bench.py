@@ -37,7 +37,7 @@ Speed is measured here, never asserted.
     the largest single process it reaped (the Playwright driver or a Chromium process),
     both from ``getrusage`` in the worker at exit, and the peak total PSS of the driver
     and Chromium processes together, sampled from /proc (Linux) while the run goes on.
-(e) Lanes: N iterations of the same run on 1, 2 and 4 lanes (``--concurrency``), one after
+(e) Lanes: 12 iterations (N if smaller) on 1, 2 and 4 lanes (``--concurrency``), one after
     the other in this process; throughput in iterations per second and the speed-up of
     2 and 4 lanes over 1 lane measured in the same section.
 Journal (issue 3): cost per step record (``step_started`` + ``step_finished``, each
@@ -96,6 +96,9 @@ CLI_ENTRY = "from northstar.cli import main; main()"
 SUBPROCESS_TIMEOUT_S = 300
 MEMORY_SAMPLE_S = 0.2
 LANES = (1, 2, 4)
+# Iterations per lane measurement: enough to see the lanes overlap, small enough that the
+# whole suite stays under five minutes on a 2-core machine.
+LANE_ITERATIONS = 12
 
 # The CLI, reporting at exit the worker's own peak RSS and its largest reaped descendant.
 MEMORY_ENTRY = """\
@@ -135,9 +138,9 @@ FIGURES: tuple[tuple[str, str, str], ...] = (
     ("memory_largest_child_mib", "(d) largest driver/Chromium process, peak RSS", "MiB"),
     ("memory_browser_total_mib", "(d) driver + Chromium together, peak PSS (sampled)", "MiB"),
     ("memory_browser_processes", "(d) driver + Chromium processes at that peak", ""),
-    ("lanes_1_s", "(e) lanes: {iterations} iterations on 1 lane", "s"),
-    ("lanes_2_s", "(e) lanes: {iterations} iterations on 2 lanes", "s"),
-    ("lanes_4_s", "(e) lanes: {iterations} iterations on 4 lanes", "s"),
+    ("lanes_1_s", "(e) lanes: {lane_iterations} iterations on 1 lane", "s"),
+    ("lanes_2_s", "(e) lanes: {lane_iterations} iterations on 2 lanes", "s"),
+    ("lanes_4_s", "(e) lanes: {lane_iterations} iterations on 4 lanes", "s"),
     ("lanes_1_per_s", "(e) lanes: throughput on 1 lane", "it/s"),
     ("lanes_2_per_s", "(e) lanes: throughput on 2 lanes", "it/s"),
     ("lanes_4_per_s", "(e) lanes: throughput on 4 lanes", "it/s"),
@@ -643,6 +646,10 @@ def memory_section(bench: Bench, report: Report) -> None:
 # (e) LANES: the hook for issue 7's parallel iterations
 
 
+def lane_iterations(bench: Bench) -> int:
+    return min(bench.config.iterations, LANE_ITERATIONS)
+
+
 def lanes_option() -> str | None:
     """``RunRequest``'s concurrency field, once ``northstar.execution`` offers one."""
     return "concurrency" if "concurrency" in {f.name for f in fields(RunRequest)} else None
@@ -651,7 +658,7 @@ def lanes_option() -> str | None:
 async def lanes_seconds(bench: Bench, option: str, count: int) -> float:
     """Seconds for N iterations on ``count`` lanes, through the same path as (a)."""
     lanes: dict[str, Any] = {option: count}
-    request = replace(recipe_request(bench.site.base_url, bench.config.iterations), **lanes)
+    request = replace(recipe_request(bench.site.base_url, lane_iterations(bench)), **lanes)
     settings = BrowserSettings(executable=bench.config.browser)
     journal = bench.scratch(f"lanes-{count}") / "journal.db"
     started = time.perf_counter()
@@ -669,7 +676,7 @@ def lanes_section(bench: Bench, report: Report, pairs: Sequence[Pair]) -> None:
         report.values["lanes_speedup"] = None
         report.notes["lanes_speedup"] = "not available (northstar.execution: no concurrency)"
         return
-    iterations = bench.config.iterations
+    iterations = lane_iterations(bench)
     for count in LANES:
         seconds = asyncio.run(lanes_seconds(bench, option, count))
         report.values[f"lanes_{count}_s"] = seconds
@@ -755,6 +762,7 @@ def figures(report: Report, config: BenchConfig) -> list[Figure]:
     """The table's rows, in ``FIGURES`` order, with the pairs of (a) after its ratio."""
     sizes = asdict(config) | {
         "fake_steps": f"{config.fake_iterations * steps_per_iteration():,}",
+        "lane_iterations": min(config.iterations, LANE_ITERATIONS),
         "journal_steps": f"{config.journal_steps:,}",
     }
     rows: list[Figure] = []
