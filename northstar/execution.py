@@ -221,8 +221,7 @@ class _RunContext:
     async def iteration(
         self, number: int, *, lane: int = 1, session: BrowserSession | None = None
     ) -> IterationResult:
-        recorded = self.journal.iteration_states(self.run_id).get(number)
-        if recorded is not None and recorded[0] is IterationState.VERIFIED:
+        if self.journal.iteration_state(self.run_id, number) is IterationState.VERIFIED:
             # Verified before a resume (e.g. by reconciliation): never done twice.
             return IterationResult(number, IterationState.VERIFIED, reason="verified earlier")
         plan = self.plan(number)
@@ -358,11 +357,8 @@ def assign_lanes(numbers: Sequence[int], lanes: int) -> list[list[int]]:
 
 def merge_summaries(requested: int, parts: Sequence[RepeatSummary]) -> RepeatSummary:
     """One summary of every lane's verified iterations, in iteration order."""
-    merged = RepeatSummary(requested=requested)
     verified = sorted((r for part in parts for r in part.verified), key=lambda r: r.iteration)
-    for result in verified:
-        merged = merged.add(result)
-    return merged
+    return RepeatSummary.of(requested, verified)
 
 
 async def continue_run(

@@ -71,23 +71,23 @@ class RepeatSummary:
     model_calls: int | None = 0
     last: IterationResult | None = field(default=None)
 
+    @classmethod
+    def of(cls, requested: int, verified: Sequence[IterationResult]) -> RepeatSummary:
+        """The summary of these verified iterations, built in one pass (linear in size)."""
+        calls = [result.model_calls for result in verified]
+        return cls(
+            requested=requested,
+            verified=tuple(verified),
+            steps=tuple((r.iteration, s) for r in verified for s in r.steps),
+            outputs=tuple((r.iteration, k, v) for r in verified for k, v in r.outputs.items()),
+            evidence_count=sum(result.evidence_count for result in verified),
+            model_calls=None if None in calls else sum(c for c in calls if c is not None),
+            last=verified[-1] if verified else None,
+        )
+
     def add(self, result: IterationResult) -> RepeatSummary:
         """A new summary including one more verified iteration."""
-        number = result.iteration
-        calls = (
-            None
-            if self.model_calls is None or result.model_calls is None
-            else self.model_calls + result.model_calls
-        )
-        return RepeatSummary(
-            requested=self.requested,
-            verified=(*self.verified, result),
-            steps=(*self.steps, *((number, s) for s in result.steps)),
-            outputs=(*self.outputs, *((number, k, v) for k, v in result.outputs.items())),
-            evidence_count=self.evidence_count + result.evidence_count,
-            model_calls=calls,
-            last=result,
-        )
+        return RepeatSummary.of(self.requested, [*self.verified, result])
 
     @property
     def all_verified(self) -> bool:
@@ -119,7 +119,7 @@ async def repeat_program(
     next iteration (the caller records that the run was stopped).
     """
     todo = list(range(first, options.count + 1) if numbers is None else numbers)
-    summary = RepeatSummary(requested=len(todo))
+    verified: list[IterationResult] = []
     for position, number in enumerate(todo):
         if position and options.interval_s:
             await sleep(options.interval_s)
@@ -132,9 +132,9 @@ async def repeat_program(
                 f"iteration {number} was not verified ({result.state}: "
                 f"{result.reason_code or 'no reason recorded'})",
                 result=result,
-                verified=summary,
+                verified=RepeatSummary.of(len(todo), verified),
                 iteration=number,
                 step=result.failing_step,
             )
-        summary = summary.add(result)
-    return summary
+        verified.append(result)
+    return RepeatSummary.of(len(todo), verified)

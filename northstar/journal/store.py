@@ -346,6 +346,13 @@ class Journal:
             ).fetchall()
         return {number: (IterationState(state), fp) for number, state, fp in rows}
 
+    def iteration_state(self, run_id: str, number: int) -> IterationState | None:
+        """One iteration's state (``None`` if it never started): a keyed read per iteration."""
+        row = self._db.one(
+            "SELECT state FROM iterations WHERE run_id = ? AND number = ?", (run_id, number)
+        )
+        return None if row is None else IterationState(row[0])
+
     def open_submissions(self, run_id: str, iteration: int) -> list[SubmissionRecord]:
         """Submissions of an iteration whose outcome is not settled (in flight or unknown)."""
         with sqlite_errors("read the submissions"):

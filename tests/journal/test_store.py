@@ -249,3 +249,13 @@ def test_a_write_is_visible_to_another_connection_when_the_method_returns(
     journal.start_iteration(run_id, 1, params_fingerprint="p")
     with sqlite3.connect(journal_path) as other:
         assert other.execute("SELECT state FROM iterations").fetchall() == [("running",)]
+
+
+def test_one_iterations_state_is_read_by_its_key(journal: Journal) -> None:
+    run_id, _ = create_run(journal)
+    assert journal.iteration_state(run_id, 1) is None
+    journal.start_iteration(run_id, 1, params_fingerprint="p1")
+    assert journal.iteration_state(run_id, 1) is IterationState.RUNNING
+    journal.finish_iteration(run_id, IterationResult(1, IterationState.VERIFIED))
+    assert journal.iteration_state(run_id, 1) is IterationState.VERIFIED
+    assert journal.iteration_state(run_id, 2) is None
