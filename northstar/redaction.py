@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
-from typing import Any
+from collections.abc import Collection
 
-__all__ = ["REDACTED", "redact", "redact_mapping"]
+__all__ = ["REDACTED", "redact"]
 
 REDACTED = "[redacted]"
 
@@ -15,8 +14,3 @@ def redact(text: str, secrets: Collection[str]) -> str:
     for secret in sorted((s for s in secrets if s), key=len, reverse=True):
         text = text.replace(secret, REDACTED)
     return text
-
-
-def redact_mapping(values: Mapping[str, Any], secret_names: Collection[str]) -> dict[str, Any]:
-    """A copy of parameter values with secret ones replaced by the marker."""
-    return {k: (REDACTED if k in secret_names else v) for k, v in values.items()}

@@ -13,15 +13,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from northstar.compiler import CompiledRecipe, bind, prepare
+from northstar.compiler import CompiledRecipe, prepare
 from northstar.debugging import DebugSettings
 from northstar.execution import RunOutcome, RunRequest, StopSignal, artifacts_dir, execute_run
 from northstar.journal import Journal
 from northstar.loader import load_recipe_positions
-from northstar.logs import secret_values
-from northstar.params import coerce_params
 from northstar.results import IterationResult
-from northstar.runner import ProgramRunner
 
 if TYPE_CHECKING:
     from northstar.browser import BrowserHost
@@ -35,7 +32,6 @@ __all__ = [
     "reconcile",
     "resolve_credential",
     "resume",
-    "run_once",
     "run_options",
     "run_recipe",
 ]
@@ -73,25 +69,6 @@ def load_compiled(path: str | Path) -> CompiledRecipe:
     """Load, validate and prepare a recipe file: every static check before any browser."""
     recipe, positions = load_recipe_positions(path)
     return prepare(recipe, source=str(path), positions=positions)
-
-
-async def run_once(
-    recipe_path: str | Path,
-    params: Mapping[str, Any],
-    *,
-    base_url: str | None = None,
-    browser: BrowserSettings | None = None,
-) -> IterationResult:
-    """Run one iteration of a recipe in a fresh browser and return its verdict."""
-    compiled = load_compiled(recipe_path)
-    values = coerce_params(compiled.recipe.params, params, recipe_dir=Path(recipe_path).parent)
-    plan = bind(compiled, values, base_url=base_url)
-    token = secret_values.set(plan.secrets)
-    try:
-        async with open_host(browser or BrowserSettings()) as host:
-            return await ProgramRunner(host).run_iteration(plan)
-    finally:
-        secret_values.reset(token)
 
 
 async def run_recipe(
