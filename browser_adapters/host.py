@@ -84,7 +84,9 @@ class PlaywrightHost:
 
     async def _launch(self, playwright: Playwright) -> Browser:
         executable = find_browser(
-            self.options.executable, playwright_build=playwright.chromium.executable_path
+            self.options.executable,
+            headless=self.options.headless,
+            playwright_build=playwright.chromium.executable_path,
         )
         try:
             return await playwright.chromium.launch(

@@ -8,7 +8,8 @@ and name (never by the values typed into them).
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import AsyncIterator, Collection
+from contextlib import asynccontextmanager
 from typing import Any, Literal
 
 from playwright.async_api import Error as PlaywrightError
@@ -19,9 +20,10 @@ from northstar.errors import NorthstarError, TargetAmbiguous, TargetMissing
 from northstar.recipe import Target
 from northstar.redaction import redact
 
-__all__ = ["build_locator", "diagnose_failed_action", "resolve_one"]
+__all__ = ["build_locator", "diagnose_failed_action", "exactly_one", "resolve_one"]
 
 _MAX_CANDIDATES = 5
+_STRICT_VIOLATION = "strict mode violation"
 _CSS_START = re.compile(r"^\s*(?:iframe\b|[#.\[*])")
 
 # Reads a candidate's role and accessible-ish name without its value.
@@ -90,20 +92,40 @@ async def resolve_one(
     state: Literal["attached", "visible"] = "visible",
     secrets: Collection[str] = (),
 ) -> Locator:
-    """Wait for the target to appear, then insist that exactly one element matches.
+    """Wait until exactly one element matches and is in ``state``; its locator.
 
-    Only a timeout means "missing"; any other Playwright error (a closed tab, a bad
-    selector) propagates for the caller's ``converted_errors`` to classify.
+    One strict, auto-waiting call: Playwright's ``wait_for`` fails at once when a second
+    element matches, and only then is the page asked for the candidates to name.
     """
     locator = build_locator(page, target)
+    async with exactly_one(locator, target, timeout_ms=timeout_ms, state=state, secrets=secrets):
+        await locator.wait_for(state=state, timeout=timeout_ms)
+    return locator
+
+
+@asynccontextmanager
+async def exactly_one(
+    locator: Locator,
+    target: Target,
+    *,
+    timeout_ms: int,
+    state: Literal["attached", "visible"],
+    secrets: Collection[str] = (),
+) -> AsyncIterator[None]:
+    """Strict Playwright calls on ``locator`` inside: a timeout is ``TARGET_MISSING``, a
+    strict-mode violation ``TARGET_AMBIGUOUS`` naming the candidates.
+
+    Any other Playwright error (a closed tab, a bad selector) propagates for the caller's
+    ``converted_errors`` to classify.
+    """
     try:
-        await locator.first.wait_for(state=state, timeout=timeout_ms)
+        yield
     except PlaywrightTimeoutError as exc:
         raise _missing(target, timeout_ms, state, secrets) from exc
-    count = await locator.count()
-    if count > 1:
-        raise await _ambiguous(locator, count, target, secrets)
-    return locator
+    except PlaywrightError as exc:
+        if _STRICT_VIOLATION not in str(exc):
+            raise
+        raise await _ambiguous(locator, await locator.count(), target, secrets) from exc
 
 
 async def diagnose_failed_action(

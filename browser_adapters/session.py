@@ -20,7 +20,12 @@ from playwright.async_api import Error as PlaywrightError
 from browser_adapters.checks import run_check
 from browser_adapters.error_mapping import converted_errors
 from browser_adapters.har_replay import UnrecordedRequests, named_misses
-from browser_adapters.locators import build_locator, diagnose_failed_action, resolve_one
+from browser_adapters.locators import (
+    build_locator,
+    diagnose_failed_action,
+    exactly_one,
+    resolve_one,
+)
 from northstar.browser import ReadSource
 from northstar.errors import (
     ActionFailed,
@@ -292,12 +297,13 @@ class PlaywrightSession:
             if source == "title":
                 return redact(await page.title(), self._secrets)
             assert target is not None
-            locator = await resolve_one(
-                page, target, timeout_ms=timeout_ms, state="attached", secrets=self._secrets
-            )
-            return redact(
-                await _read_locator(locator, source, attribute, timeout_ms), self._secrets
-            )
+            # One strict, auto-waiting read: exactly one element, attached.
+            locator = build_locator(page, target)
+            async with exactly_one(
+                locator, target, timeout_ms=timeout_ms, state="attached", secrets=self._secrets
+            ):
+                value = await _read_locator(locator, source, attribute, timeout_ms)
+            return redact(value, self._secrets)
 
     async def observe(self, tab: str) -> Observation:
         # Loaded on first use: the stored path takes no observations.

@@ -189,8 +189,8 @@ class BrowserError(NorthstarError):
 class BrowserNotFound(BrowserError):
     code = "BROWSER_NOT_FOUND"
     default_fix = (
-        "Install Chromium (`apt-get install chromium` or `playwright install chromium`) "
-        "or pass --browser PATH / set NORTHSTAR_BROWSER."
+        "Install Chromium (`apt-get install chromium chromium-headless-shell` or "
+        "`playwright install chromium`) or pass --browser PATH / set NORTHSTAR_BROWSER."
     )
 
 

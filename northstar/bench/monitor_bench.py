@@ -28,7 +28,6 @@ import time
 import tracemalloc
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
-from pathlib import Path
 
 from northstar.fingerprints import (
     ActionRecord,
@@ -44,7 +43,6 @@ __all__ = ["Figure", "main", "monitor_figures"]
 
 TARGET_US_PER_EVENT = 50.0
 TARGET_MS_PER_OBSERVATION = 50.0
-SYSTEM_CHROMIUM = "/usr/bin/chromium"
 
 Event = ActionRecord | ObservationDigest
 
@@ -326,13 +324,11 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--events", type=int, default=10_000, help="monitor events (10,000)")
     parser.add_argument("--elements", type=int, default=1_000, help="page elements (1,000)")
     parser.add_argument("--rounds", type=int, default=20, help="capture rounds (20)")
-    parser.add_argument("--browser", default=None, help="Chromium executable to launch")
+    parser.add_argument("--browser", default=None, help="Chromium to launch (found as for a run)")
     parser.add_argument("--no-browser", action="store_true", help="skip the capture figures")
     args = parser.parse_args(argv)
     if args.events < 1_000 or args.elements < 4 or args.rounds < 1:
         parser.error("--events must be at least 1000, --elements at least 4, --rounds at least 1")
-    if args.browser is None and Path(SYSTEM_CHROMIUM).exists():
-        args.browser = SYSTEM_CHROMIUM
     return args
 
 

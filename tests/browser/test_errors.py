@@ -105,6 +105,46 @@ async def test_an_ambiguous_target_is_never_acted_on(host: Any, site: FixtureSit
         await session.check(deleted, tab="site", timeout_ms=5000)
 
 
+async def test_an_ambiguous_submit_is_refused_before_its_in_flight_record(
+    run_text: RunText,
+) -> None:
+    """A submitting step resolves its target first: two matches, nothing recorded or sent."""
+    result = await run_text(
+        failing(
+            """
+- id: delete
+  tab: site
+  timeout: TIMEOUT
+  click: {target: {role: button, name: Delete}}
+  effect: submit
+  expect:
+    - text: {target: {css: "#deleted"}, contains: Deleted}
+""",
+            start="/menu",
+        )
+    )
+    assert (result.reason_code, result.failing_step) == ("TARGET_AMBIGUOUS", "delete")
+    assert (result.reason or "").startswith('2 elements match button "Delete"')
+    assert result.state is IterationState.FAILED  # not unknown: nothing was dispatched
+
+
+async def test_an_output_read_from_an_ambiguous_target_names_the_candidates(
+    run_text: RunText,
+) -> None:
+    result = await run_text(
+        recipe(
+            "/menu",
+            LOADED,
+            tail="""
+            outputs:
+              draft: {tab: site, from: text, target: {role: button, name: Delete}}
+            """,
+        )
+    )
+    assert result.reason_code == "TARGET_AMBIGUOUS"
+    assert (result.reason or "").startswith('2 elements match button "Delete"')
+
+
 async def test_a_narrowed_target_is_acted_on(run_text: RunText) -> None:
     result = await run_text(
         recipe(
@@ -346,6 +386,17 @@ def test_discovery_order() -> None:
     found = {"chromium-browser": "/opt/cb", "google-chrome": "/opt/gc"}
     assert find_browser(None, environ={}, which=found.get) == "/opt/cb"
     assert find_browser(None, playwright_build=__file__, environ={}, which=found.get) is None
+
+
+def test_headless_runs_prefer_a_headless_shell_and_headed_runs_a_full_browser() -> None:
+    found = {"chromium": "/usr/bin/chromium", "chromium-headless-shell": "/usr/bin/shell"}
+    assert find_browser(None, environ={}, which=found.get) == "/usr/bin/shell"
+    assert find_browser(None, headless=False, environ={}, which=found.get) == "/usr/bin/chromium"
+    only_shell = {"chromium-headless-shell": "/usr/bin/shell"}
+    with pytest.raises(BrowserNotFound, match="no Chromium found"):
+        find_browser(None, headless=False, environ={}, which=only_shell.get)
+    explicit = find_browser("/usr/bin/env", headless=True, environ={}, which=found.get)
+    assert explicit == "/usr/bin/env"  # an explicit path wins over every preference
 
 
 async def test_host_with_a_missing_browser_does_not_start(tmp_path: Path) -> None:
