@@ -18,6 +18,7 @@ from playwright.async_api import Error as PlaywrightError
 
 from browser_adapters.debugging import Pause
 from browser_adapters.discovery import find_browser
+from browser_adapters.early_driver import take_early
 from browser_adapters.har_replay import har_recording_options, replay_from_har
 from browser_adapters.run_hooks import run_hooks
 from browser_adapters.session import PlaywrightSession
@@ -63,7 +64,11 @@ class PlaywrightHost:
 
     async def __aenter__(self) -> PlaywrightHost:
         try:
-            playwright = await self._stack.enter_async_context(async_playwright())
+            playwright = await take_early()  # started while the CLI checked its input
+            if playwright is None:
+                playwright = await self._stack.enter_async_context(async_playwright())
+            else:
+                self._stack.push_async_callback(playwright.stop)
             self._browser = await self._launch(playwright)
         except BaseException:
             await self._stack.aclose()

@@ -9,10 +9,12 @@ codes are listed in ``northstar.cli._output``.
 from __future__ import annotations
 
 import importlib
+import sys
 from collections.abc import Sequence
 
 import click
 
+from northstar.cli._early_start import early_start
 from northstar.cli._output import EXIT_CODES
 from northstar.logs import configure_logging
 
@@ -62,4 +64,6 @@ def cli(log_json: bool, verbose: bool) -> None:
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Console-script entry point."""
-    cli.main(args=list(argv) if argv is not None else None, prog_name="northstar")
+    args = list(argv) if argv is not None else sys.argv[1:]
+    with early_start(args):  # `run` boots Playwright's driver while it imports and checks
+        cli.main(args=args, prog_name="northstar")

@@ -16,13 +16,15 @@ import json
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from northstar.errors import InputError, NorthstarError, RunBlocked
-from northstar.execution import RunOutcome
 from northstar.results import IterationResult, StepResult, StepStatus
+
+if TYPE_CHECKING:  # the run machinery loads after `northstar run` has started its driver
+    from northstar.execution import RunOutcome
 
 __all__ = [
     "EXIT_CODES",

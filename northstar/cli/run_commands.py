@@ -12,6 +12,7 @@ from typing import Any
 import click
 
 from northstar.cli._debug_options import debug_options, debug_settings, replay_inputs
+from northstar.cli._early_start import run_on_loop
 from northstar.cli._inputs import browser_options, build_request, input_options
 from northstar.cli._output import (
     EXIT_CODES,
@@ -113,7 +114,7 @@ def run(**options: Any) -> None:
                 on_start=lambda run_id: click.echo(f"run {run_id}", err=True),
             )
 
-        outcome = asyncio.run(
+        outcome = run_on_loop(
             run_with_signals(start, total=request.repeat.count, as_json=options["as_json"])
         )
         report_outcome(outcome, as_json=options["as_json"], echo=click.echo)
