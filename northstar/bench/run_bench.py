@@ -3,7 +3,8 @@
     python -m northstar.bench [--iterations N] [--pairs N] [--runs N] [--quick]
                               [--json PATH] [--browser PATH] [--tmp-dir DIR]
 
-One invocation starts the fixture site in-process (127.0.0.1, ephemeral port), measures
+One invocation starts the fixture site in a process of its own (``fixtures.site_process``:
+127.0.0.1, ephemeral port, so the site's Python does not share this process), measures
 every figure below on ``recipes/contact-form.yaml`` (7 steps: three fills, a select, a
 check, an upload and a submitting click, with 5 expectations, ``done_when`` and 2 outputs;
 it covers more step kinds than ``publish-post``), prints a table, and with ``--json PATH``
@@ -16,11 +17,11 @@ Speed is measured here, never asserted.
     (``run_recipe``, a request built as the CLI builds it, a fresh journal in a temporary
     folder, one browser per run, a fresh context per iteration) beside
     ``fixtures.handwritten.contact_form`` doing the same N iterations with the same
-    browser, flags, steps and checks. Runs alternate A B A B (``--pairs``, 5) after one
-    unreported warm-up of each (not with ``--quick``), so drifting load hits both sides
-    alike; each pair's ratio (Northstar / hand-written) is listed and the headline is
-    their median. Every iteration must be verified and reach the server, or the suite
-    fails.
+    browser, flags, steps and checks. Pairs alternate their order, A B then B A
+    (``--pairs``, 5), after one unreported warm-up of each (not with ``--quick``), so a
+    drift in machine speed hits both sides alike; each pair's ratio (Northstar /
+    hand-written) is listed and the headline is their median. Every iteration must be
+    verified and reach the server, or the suite fails.
 (b) Per-step overhead in ms, without the browser's own work. Derived: the difference of
     (a) divided by N x 7 steps, median of the pairs (it includes what the adapter adds in
     the browser, exactly-one target checks and the origin guard, and is noisy). Direct:
@@ -38,8 +39,11 @@ Speed is measured here, never asserted.
     both from ``getrusage`` in the worker at exit, and the peak total PSS of the driver
     and Chromium processes together, sampled from /proc (Linux) while the run goes on.
 (e) Lanes: 12 iterations (N if smaller) on 1, 2 and 4 lanes (``--concurrency``), one after
-    the other in this process; throughput in iterations per second and the speed-up of
-    2 and 4 lanes over 1 lane measured in the same section.
+    the other in this process. Throughput is steady: from the run's start (browser
+    launched) to its last result, so the launch does not dilute the comparison; the
+    whole run's time is listed too. Beside each, the share of all CPUs that was busy
+    (/proc/stat, Linux): 100% divided by the 1-lane share is the most any number of
+    lanes could gain when the work is CPU-bound.
 Journal (issue 3): cost per step record (``step_started`` + ``step_finished``, each
     committed), median and p95 of 2,000, measured by ``northstar.journal.bench``.
 Single iteration (issue 2): wall time of a one-iteration ``northstar run`` process beside
@@ -63,7 +67,7 @@ import tempfile
 import time
 from collections.abc import AsyncIterator, Callable, Collection, Iterable, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, field, replace
 from importlib import metadata
 from pathlib import Path
 from types import TracebackType
@@ -79,12 +83,12 @@ from northstar.params import coerce_params
 from northstar.plan import BoundStep, BoundTab, Plan
 from northstar.recipe import Check, Target
 from northstar.repeat import RepeatOptions
-from northstar.results import Evidence, StepResult
+from northstar.results import Evidence, IterationResult, StepResult
 from northstar.runner import IterationRecorder, ProgramRunner
 from northstar.worker import BrowserSettings, load_compiled, run_recipe
 
 if TYPE_CHECKING:
-    from fixtures.site_server import FixtureSite
+    from fixtures.site_process import SiteProcess as Site
 
 __all__ = ["FIGURES", "BenchConfig", "Figure", "main", "render_table", "run_suite"]
 
@@ -141,11 +145,15 @@ FIGURES: tuple[tuple[str, str, str], ...] = (
     ("lanes_1_s", "(e) lanes: {lane_iterations} iterations on 1 lane", "s"),
     ("lanes_2_s", "(e) lanes: {lane_iterations} iterations on 2 lanes", "s"),
     ("lanes_4_s", "(e) lanes: {lane_iterations} iterations on 4 lanes", "s"),
-    ("lanes_1_per_s", "(e) lanes: throughput on 1 lane", "it/s"),
-    ("lanes_2_per_s", "(e) lanes: throughput on 2 lanes", "it/s"),
-    ("lanes_4_per_s", "(e) lanes: throughput on 4 lanes", "it/s"),
+    ("lanes_1_per_s", "(e) lanes: steady throughput on 1 lane", "it/s"),
+    ("lanes_2_per_s", "(e) lanes: steady throughput on 2 lanes", "it/s"),
+    ("lanes_4_per_s", "(e) lanes: steady throughput on 4 lanes", "it/s"),
     ("lanes_speedup", "(e) lanes: 2 lanes / 1 lane throughput", "x"),
     ("lanes_4_speedup", "(e) lanes: 4 lanes / 1 lane throughput", "x"),
+    ("lanes_1_busy_pct", "(e) lanes: machine CPU busy on 1 lane (all cores)", "%"),
+    ("lanes_2_busy_pct", "(e) lanes: machine CPU busy on 2 lanes", "%"),
+    ("lanes_4_busy_pct", "(e) lanes: machine CPU busy on 4 lanes", "%"),
+    ("lanes_cpu_ceiling", "(e) lanes: most any K could gain: 100% / busy on 1 lane", "x"),
     ("journal_us_per_step_median", "journal cost per step, median ({journal_steps} records)", "µs"),
     ("journal_us_per_step_p95", "journal cost per step, p95", "µs"),
     ("cli_northstar_s", "single iteration: `northstar run` process (median of {runs})", "s"),
@@ -212,7 +220,7 @@ class Bench:
     """What every section shares: sizes, the running site, a scratch folder, the browser."""
 
     config: BenchConfig
-    site: FixtureSite
+    site: Site
     work: Path
     executable: str  # the baselines' --executable: the path Northstar finds, or "playwright"
 
@@ -256,7 +264,7 @@ def steps_per_iteration() -> int:
 # (a) Recipe run: Northstar and the hand-written script, interleaved
 
 
-def _check_submitted(site: FixtureSite, before: int, iterations: int, who: str) -> None:
+def _check_submitted(site: Site, before: int, iterations: int, who: str) -> None:
     received = site.submission_count("contact") - before
     if received != iterations:
         raise BenchFailed(f"{who}: the site received {received} of {iterations} submissions")
@@ -293,15 +301,21 @@ async def handwritten_run(bench: Bench, iterations: int) -> float:
 
 
 async def interleaved_pairs(bench: Bench) -> list[Pair]:
-    """A B A B after a warm-up of each, so load drift and cold caches hit both sides."""
+    """A B B A ... after a warm-up of each, so load drift and cold caches hit both sides."""
     if not bench.config.quick:
         await northstar_run(bench, 1)
         await handwritten_run(bench, 1)
     pairs: list[Pair] = []
+    iterations = bench.config.iterations
     for index in range(1, bench.config.pairs + 1):
-        northstar = await northstar_run(bench, bench.config.iterations)
-        pairs.append(Pair(northstar, await handwritten_run(bench, bench.config.iterations)))
-        _progress(f"run pair {index}: {northstar:.2f} s / {pairs[-1].handwritten_s:.2f} s")
+        if index % 2:  # A B, then B A: a drift in machine speed favours neither side
+            northstar = await northstar_run(bench, iterations)
+            handwritten = await handwritten_run(bench, iterations)
+        else:
+            handwritten = await handwritten_run(bench, iterations)
+            northstar = await northstar_run(bench, iterations)
+        pairs.append(Pair(northstar, handwritten))
+        _progress(f"run pair {index}: {northstar:.2f} s / {handwritten:.2f} s")
     return pairs
 
 
@@ -643,47 +657,83 @@ def memory_section(bench: Bench, report: Report) -> None:
     report.values["memory_browser_processes"] = processes
 
 
-# (e) LANES: the hook for issue 7's parallel iterations
+# (e) Lanes
+
+
+@dataclass(frozen=True)
+class LaneRun:
+    """One lanes run: whole (launch included) and steady (first iteration to last result)."""
+
+    whole_s: float
+    steady_s: float
+    busy: float | None  # share of all CPUs busy during the steady part; None off Linux
+
+
+def cpu_jiffies() -> tuple[int, int] | None:
+    """(busy, total) time of all CPUs since boot from /proc/stat (Linux), else ``None``."""
+    try:
+        first = Path("/proc/stat").read_text().split("\n", 1)[0].split()
+    except OSError:
+        return None
+    values = [int(value) for value in first[1:9]]  # user .. steal
+    idle = values[3] + values[4]  # idle and iowait
+    return sum(values) - idle, sum(values)
+
+
+def _busy_share(before: tuple[int, int] | None, after: tuple[int, int] | None) -> float | None:
+    if before is None or after is None or after[1] == before[1]:
+        return None
+    return (after[0] - before[0]) / (after[1] - before[1])
 
 
 def lane_iterations(bench: Bench) -> int:
     return min(bench.config.iterations, LANE_ITERATIONS)
 
 
-def lanes_option() -> str | None:
-    """``RunRequest``'s concurrency field, once ``northstar.execution`` offers one."""
-    return "concurrency" if "concurrency" in {f.name for f in fields(RunRequest)} else None
+async def lanes_run(bench: Bench, count: int) -> LaneRun:
+    """N iterations on ``count`` lanes through the same path as (a).
 
-
-async def lanes_seconds(bench: Bench, option: str, count: int) -> float:
-    """Seconds for N iterations on ``count`` lanes, through the same path as (a)."""
-    lanes: dict[str, Any] = {option: count}
-    request = replace(recipe_request(bench.site.base_url, lane_iterations(bench)), **lanes)
+    The steady part starts when the run starts (after the browser launched) and ends with
+    the last iteration's result, so the launch, the same for every count, does not dilute
+    the comparison of throughputs.
+    """
+    base = recipe_request(bench.site.base_url, lane_iterations(bench))
+    request = replace(base, concurrency=count)
     settings = BrowserSettings(executable=bench.config.browser)
     journal = bench.scratch(f"lanes-{count}") / "journal.db"
+    marks: dict[str, Any] = {}
+
+    def on_start(run_id: str) -> None:
+        marks["start"], marks["cpu_start"] = time.perf_counter(), cpu_jiffies()
+
+    def on_result(result: IterationResult) -> None:
+        marks["end"], marks["cpu_end"] = time.perf_counter(), cpu_jiffies()
+
     started = time.perf_counter()
-    outcome = await run_recipe(request, browser=settings, journal_path=journal)
+    outcome = await run_recipe(
+        request, browser=settings, journal_path=journal, on_start=on_start, on_result=on_result
+    )
+    whole = time.perf_counter() - started
     if outcome.status != "verified":
         raise BenchFailed(f"the {count}-lane run ended {outcome.status}: {outcome.error}")
-    return time.perf_counter() - started
+    busy = _busy_share(marks["cpu_start"], marks["cpu_end"])
+    return LaneRun(whole, marks["end"] - marks["start"], busy)
 
 
-def lanes_section(bench: Bench, report: Report, pairs: Sequence[Pair]) -> None:
-    """Measured once ``lanes_option`` finds the option; until then, "not available"."""
-    option = lanes_option()
-    report.details["lanes"] = {"available": option is not None, "lanes": LANES}
-    if option is None:
-        report.values["lanes_speedup"] = None
-        report.notes["lanes_speedup"] = "not available (northstar.execution: no concurrency)"
-        return
+def lanes_section(bench: Bench, report: Report) -> None:
+    """Throughput on 1, 2 and 4 lanes, and how busy the machine was on each."""
     iterations = lane_iterations(bench)
-    for count in LANES:
-        seconds = asyncio.run(lanes_seconds(bench, option, count))
-        report.values[f"lanes_{count}_s"] = seconds
-        report.values[f"lanes_{count}_per_s"] = iterations / seconds
-    one = report.values["lanes_1_s"] or 1.0
-    report.values["lanes_speedup"] = one / (report.values["lanes_2_s"] or one)
-    report.values["lanes_4_speedup"] = one / (report.values["lanes_4_s"] or one)
+    runs = {count: asyncio.run(lanes_run(bench, count)) for count in LANES}
+    for count, run in runs.items():
+        report.values[f"lanes_{count}_s"] = run.whole_s
+        report.values[f"lanes_{count}_per_s"] = iterations / run.steady_s
+        if run.busy is not None:
+            report.values[f"lanes_{count}_busy_pct"] = 100 * run.busy
+    report.values["lanes_speedup"] = runs[1].steady_s / runs[2].steady_s
+    report.values["lanes_4_speedup"] = runs[1].steady_s / runs[4].steady_s
+    if runs[1].busy:
+        report.values["lanes_cpu_ceiling"] = 1 / runs[1].busy
+    report.details["lanes"] = {count: asdict(run) for count, run in runs.items()}
 
 
 # Journal cost (issue 3) and a single iteration as processes (issue 2)
@@ -731,10 +781,10 @@ def _environment(bench: Bench) -> dict[str, Any]:
 def run_suite(config: BenchConfig) -> Report:
     """Every section, in one process, against one fixture site."""
     from fixtures.handwritten.launch import discover
-    from fixtures.site_server import FixtureSite
+    from fixtures.site_process import SiteProcess
 
     report = Report()
-    with FixtureSite() as site, tempfile.TemporaryDirectory(dir=config.tmp_dir) as folder:
+    with SiteProcess() as site, tempfile.TemporaryDirectory(dir=config.tmp_dir) as folder:
         bench = Bench(config, site, Path(folder), asyncio.run(discover(config.browser)))
         environment = asdict(config) | _environment(bench)
         started = time.perf_counter()
@@ -746,7 +796,8 @@ def run_suite(config: BenchConfig) -> Report:
         cold_start_section(bench, report)
         _progress("peak memory")
         memory_section(bench, report)
-        lanes_section(bench, report, pairs)
+        _progress(f"lanes: {', '.join(map(str, LANES))}")
+        lanes_section(bench, report)
         journal_section(bench, report)
         cli_section(bench, report)
         environment["suite_s"] = time.perf_counter() - started
@@ -792,7 +843,7 @@ def _format_value(figure: Figure) -> str:
         return figure.note
     if figure.unit == "x":
         return f"{figure.value:.2f}x"
-    digits = {"s": 2, "ms": 3, "µs": 1, "MiB": 1, "it/s": 2}.get(figure.unit, 0)
+    digits = {"s": 2, "ms": 3, "µs": 1, "MiB": 1, "it/s": 2, "%": 0}.get(figure.unit, 0)
     return f"{figure.value:,.{digits}f} {figure.unit}".rstrip()
 
 
