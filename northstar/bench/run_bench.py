@@ -18,7 +18,7 @@ Speed is measured here, never asserted.
     folder, one browser per run, a fresh context per iteration) beside
     ``fixtures.handwritten.contact_form`` doing the same N iterations with the same
     browser, flags, steps and checks. Pairs alternate their order, A B then B A
-    (``--pairs``, 5), after one unreported warm-up of each (not with ``--quick``), so a
+    (``--pairs``, 7), after one unreported warm-up of each (not with ``--quick``), so a
     drift in machine speed hits both sides alike; each pair's ratio (Northstar /
     hand-written) is listed and the headline is their median. Every iteration must be
     verified and reach the server, or the suite fails.
@@ -117,7 +117,7 @@ main()
 """
 RSS_MARKER = "northstar-bench-rss "
 
-FULL = {"iterations": 20, "pairs": 5, "runs": 5, "fake_iterations": 300, "journal_steps": 2000}
+FULL = {"iterations": 20, "pairs": 7, "runs": 5, "fake_iterations": 300, "journal_steps": 2000}
 QUICK = {"iterations": 3, "pairs": 2, "runs": 2, "fake_iterations": 30, "journal_steps": 300}
 
 # The table, in order: key, label (filled from the run's sizes), unit. The per-pair rows of
@@ -859,7 +859,7 @@ def render_table(rows: Sequence[Figure]) -> str:
 def _arguments(argv: Sequence[str] | None) -> tuple[BenchConfig, str | None]:
     parser = argparse.ArgumentParser(prog="python -m northstar.bench")
     parser.add_argument("--iterations", type=int, help="iterations per recipe run (20)")
-    parser.add_argument("--pairs", type=int, help="Northstar / hand-written run pairs (5)")
+    parser.add_argument("--pairs", type=int, help="Northstar / hand-written run pairs (7)")
     parser.add_argument("--runs", type=int, help="cold-start runs and single-iteration pairs (5)")
     parser.add_argument("--fake-iterations", type=int, help="fake-browser iterations (300)")
     parser.add_argument("--journal-steps", type=int, help="journal step records (2000)")
