@@ -39,11 +39,12 @@ Speed is measured here, never asserted.
     both from ``getrusage`` in the worker at exit, and the peak total PSS of the driver
     and Chromium processes together, sampled from /proc (Linux) while the run goes on.
 (e) Lanes: 12 iterations (N if smaller) on 1, 2 and 4 lanes (``--concurrency``), one after
-    the other in this process. Throughput is steady: from the run's start (browser
-    launched) to its last result, so the launch does not dilute the comparison; the
-    whole run's time is listed too. Beside each, the share of all CPUs that was busy
-    (/proc/stat, Linux): 100% divided by the 1-lane share is the most any number of
-    lanes could gain when the work is CPU-bound.
+    the other in this process, in the order 1 2 4 4 2 1 (one round with ``--quick``).
+    Throughput is steady: from the run's start (browser launched) to its last result, so
+    the launch does not dilute the comparison; the whole run's time is listed too.
+    Beside each, the share of all CPUs that was busy (/proc/stat, Linux): 100% divided
+    by the 1-lane share is the most any number of lanes could gain when the work is
+    CPU-bound.
 Journal (issue 3): cost per step record (``step_started`` + ``step_finished``, each
     committed), median and p95 of 2,000, measured by ``northstar.journal.bench``.
 Single iteration (issue 2): wall time of a one-iteration ``northstar run`` process beside
@@ -142,9 +143,9 @@ FIGURES: tuple[tuple[str, str, str], ...] = (
     ("memory_largest_child_mib", "(d) largest driver/Chromium process, peak RSS", "MiB"),
     ("memory_browser_total_mib", "(d) driver + Chromium together, peak PSS (sampled)", "MiB"),
     ("memory_browser_processes", "(d) driver + Chromium processes at that peak", ""),
-    ("lanes_1_s", "(e) lanes: {lane_iterations} iterations on 1 lane", "s"),
-    ("lanes_2_s", "(e) lanes: {lane_iterations} iterations on 2 lanes", "s"),
-    ("lanes_4_s", "(e) lanes: {lane_iterations} iterations on 4 lanes", "s"),
+    ("lanes_1_s", "(e) lanes: {lane_iterations} iterations on 1 lane, whole run (mean)", "s"),
+    ("lanes_2_s", "(e) lanes: {lane_iterations} iterations on 2 lanes, whole run (mean)", "s"),
+    ("lanes_4_s", "(e) lanes: {lane_iterations} iterations on 4 lanes, whole run (mean)", "s"),
     ("lanes_1_per_s", "(e) lanes: steady throughput on 1 lane", "it/s"),
     ("lanes_2_per_s", "(e) lanes: steady throughput on 2 lanes", "it/s"),
     ("lanes_4_per_s", "(e) lanes: steady throughput on 4 lanes", "it/s"),
@@ -720,10 +721,26 @@ async def lanes_run(bench: Bench, count: int) -> LaneRun:
     return LaneRun(whole, marks["end"] - marks["start"], busy)
 
 
+def _combined(runs: Sequence[LaneRun]) -> LaneRun:
+    """Several runs of one lane count as one: summed times, time-weighted CPU share."""
+    steady = sum(run.steady_s for run in runs)
+    shares = [run.busy * run.steady_s for run in runs if run.busy is not None]
+    busy = sum(shares) / steady if len(shares) == len(runs) else None
+    return LaneRun(sum(run.whole_s for run in runs) / len(runs), steady / len(runs), busy)
+
+
 def lanes_section(bench: Bench, report: Report) -> None:
-    """Throughput on 1, 2 and 4 lanes, and how busy the machine was on each."""
+    """Throughput on 1, 2 and 4 lanes, and how busy the machine was on each.
+
+    The counts run 1 2 4, then 4 2 1 (one round with ``--quick``), so a drift in machine
+    speed during the section favours no count.
+    """
     iterations = lane_iterations(bench)
-    runs = {count: asyncio.run(lanes_run(bench, count)) for count in LANES}
+    order = [*LANES] if bench.config.quick else [*LANES, *reversed(LANES)]
+    measured: dict[int, list[LaneRun]] = {count: [] for count in LANES}
+    for count in order:
+        measured[count].append(asyncio.run(lanes_run(bench, count)))
+    runs = {count: _combined(done) for count, done in measured.items()}
     for count, run in runs.items():
         report.values[f"lanes_{count}_s"] = run.whole_s
         report.values[f"lanes_{count}_per_s"] = iterations / run.steady_s
@@ -733,7 +750,9 @@ def lanes_section(bench: Bench, report: Report) -> None:
     report.values["lanes_4_speedup"] = runs[1].steady_s / runs[4].steady_s
     if runs[1].busy:
         report.values["lanes_cpu_ceiling"] = 1 / runs[1].busy
-    report.details["lanes"] = {count: asdict(run) for count, run in runs.items()}
+    report.details["lanes"] = {
+        count: [asdict(run) for run in done] for count, done in measured.items()
+    }
 
 
 # Journal cost (issue 3) and a single iteration as processes (issue 2)

@@ -26,10 +26,13 @@ ERROR_LINE = re.compile(r"^error\[(?P<code>[A-Z_]+)\] (?P<body>.+) \(fix: (?P<fi
 SECRET = "pw-7c1d-not-for-logs"
 
 
-def northstar(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+def northstar(
+    *args: str, cwd: Path, extra_env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """Run the CLI in ``cwd`` with a journal there and no NORTHSTAR_* settings inherited."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("NORTHSTAR_")}
     env["NORTHSTAR_JOURNAL"] = str(cwd / "journal.db")
+    env |= extra_env or {}
     return subprocess.run(
         [sys.executable, "-c", ENTRY, *args],
         cwd=cwd,

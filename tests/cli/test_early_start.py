@@ -7,9 +7,7 @@ the input turns out bad; the bad input is still one error line with exit code 2.
 from __future__ import annotations
 
 import asyncio
-import os
 import subprocess
-import sys
 import uuid
 from pathlib import Path
 
@@ -19,7 +17,7 @@ import browser_adapters.early_driver as early_driver
 from browser_adapters import PlaywrightHost
 from fixtures.site_server import FixtureSite
 from northstar.cli._early_start import wants_early_driver
-from tests.cli.test_cli_run import ENTRY, one_error_line
+from tests.cli.test_cli_run import northstar, one_error_line
 from tests.conftest import RECIPES
 
 MARK = "NORTHSTAR_TEST_EARLY_MARK"
@@ -58,19 +56,9 @@ def marked_processes(mark: str) -> list[int]:
 
 
 def northstar_marked(*args: str, cwd: Path) -> tuple[subprocess.CompletedProcess[str], str]:
+    """The CLI run with a fresh mark in its environment, inherited by all it spawns."""
     mark = uuid.uuid4().hex
-    env = {k: v for k, v in os.environ.items() if not k.startswith("NORTHSTAR_")}
-    env |= {"NORTHSTAR_JOURNAL": str(cwd / "journal.db"), MARK: mark}
-    proc = subprocess.run(
-        [sys.executable, "-c", ENTRY, *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    return proc, mark
+    return northstar(*args, cwd=cwd, extra_env={MARK: mark}), mark
 
 
 @pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="reads /proc (Linux)")

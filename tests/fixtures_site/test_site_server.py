@@ -269,3 +269,17 @@ def test_module_main_prints_the_base_url_first() -> None:
     assert re.fullmatch(r"http://127\.0\.0\.1:\d+", base_url)
     assert status == 200
     assert server.returncode == 0
+
+
+def test_the_site_in_its_own_process_counts_like_the_in_process_one() -> None:
+    """``SiteProcess`` (the benchmark's site) serves the same site and stops with its block."""
+    from fixtures.site_process import SiteProcess
+
+    with SiteProcess() as running:
+        base_url = running.base_url
+        assert base_url.startswith("http://127.0.0.1:")
+        post_form(f"{base_url}/posts", {"title": "From another process"})
+        assert (running.submission_count(), running.submission_count("post")) == (1, 1)
+        assert running.submission_count("contact") == 0
+    with pytest.raises(urllib.error.URLError):
+        fetch(f"{base_url}/api/submissions")  # the process and its port are gone
