@@ -315,7 +315,13 @@ def open_run(request: RunRequest, journal: Journal) -> tuple[str, str]:
         profile=request.profile or "",
         params_fingerprint=rows_fingerprint(request),
         total_iterations=request.repeat.count,
-        options={"interval_s": request.repeat.interval_s, "base_url": request.base_url},
+        options={
+            "interval_s": request.repeat.interval_s,
+            "base_url": request.base_url,
+            "concurrency": request.concurrency,  # a resume deals its rest over as many lanes
+            "fail_fast": request.fail_fast,
+            "keep_context": request.keep_context,
+        },
     )
     _save_credential(artifacts_dir(journal, run_id), credential)
     return run_id, credential
@@ -368,11 +374,11 @@ async def continue_run(
     *,
     host: BrowserHost,
     journal: Journal,
-    first: int = 1,
+    numbers: Sequence[int] | None = None,
     stop: StopSignal | None = None,
     on_result: Callable[[IterationResult], None] = lambda result: None,
 ) -> RunOutcome:
-    """Do iterations ``first..count`` of a recorded run (a new one, or a resumed one).
+    """Do the given iterations of a recorded run (every one of a new run; a resume's rest).
 
     With ``concurrency`` K the iterations are dealt to K lanes that share the browser;
     each lane verifies an iteration before it starts its next. A lane that stops at an
@@ -380,7 +386,7 @@ async def continue_run(
     stops every lane.
     """
     run = _RunContext(request, host, journal, stop or StopSignal(), on_result, run_id)
-    numbers = list(range(first, request.repeat.count + 1))
+    numbers = list(range(1, request.repeat.count + 1) if numbers is None else numbers)
     lanes = assign_lanes(numbers, request.concurrency)
     ended = await asyncio.gather(
         *(run.lane(lane, share) for lane, share in enumerate(lanes, start=1))

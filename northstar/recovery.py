@@ -261,14 +261,21 @@ async def resume_run(
     record = journal.run_record(run_id)
     _refuse_if_live(record)
     check_binding(record, request)
-    first = resume_point(record, journal.iteration_states(run_id), journal)
+    states = journal.iteration_states(run_id)
+    first = resume_point(record, states, journal)
     if first is None:
         raise UsageInvalid(
             f"every iteration of run {run_id} is already verified",
             fix="Nothing to resume; start a new run for more iterations.",
         )
+    # Only what is not verified yet, dealt over the run's lanes (the request carries them).
+    rest = [
+        number
+        for number in range(first, record.total_iterations + 1)
+        if number not in states or states[number][0] is not IterationState.VERIFIED
+    ]
     journal.finish_run(run_id, "running")
-    journal.event(run_id, "run_resumed", first=first)
+    journal.event(run_id, "run_resumed", first=first, remaining=len(rest))
     assert credential is not None  # checked above
     return await continue_run(
         request,
@@ -276,7 +283,7 @@ async def resume_run(
         credential,
         host=host,
         journal=journal,
-        first=first,
+        numbers=rest,
         stop=stop,
         on_result=on_result,
     )

@@ -107,7 +107,7 @@ def resolve_credential(journal: Journal, run_id: str, explicit: str | None) -> s
 
 
 def run_options(journal: Journal, run_id: str, given: Mapping[str, Any]) -> dict[str, Any]:
-    """A recorded run's options (recipe, count, base URL, profile), the given ones winning."""
+    """A recorded run's options (recipe, count, base URL, lanes, profile), given ones winning."""
     record = journal.run_record(run_id)
     return {
         **given,
@@ -115,6 +115,9 @@ def run_options(journal: Journal, run_id: str, given: Mapping[str, Any]) -> dict
         "repeat": record.total_iterations,
         "interval": record.options.get("interval_s", 0),
         "base_url": given.get("base_url") or record.options.get("base_url"),
+        "concurrency": given.get("concurrency") or record.options.get("concurrency", 1),
+        "fail_fast": given.get("fail_fast") or record.options.get("fail_fast", False),
+        "keep_context": given.get("keep_context") or record.options.get("keep_context", False),
         "project": record.project,
         "profile": given.get("profile") or record.profile or None,
     }

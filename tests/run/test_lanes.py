@@ -168,3 +168,31 @@ steps:
         assert (await runner.run_iteration(account, session=kept)).verified
     fresh = await runner.run_iteration(account)  # a fresh context has no session cookie
     assert fresh.state == "failed"
+
+
+@pytest.mark.browser
+async def test_a_resume_deals_only_the_rest_over_the_runs_lanes(
+    host: Any, site: FixtureSite, tmp_path: Path
+) -> None:
+    """Lane 1 stops at row 1; the resume runs rows 1, 3, 5 on two lanes and leaves 2, 4, 6."""
+    from northstar.recovery import resume_run
+    from northstar.worker import run_options
+
+    titles = ["B1", "B2", "B3", "B4", "B5", "B6"]
+    request = lane_request(tmp_path, titles, site.base_url, concurrency=2)
+    with Journal.open(tmp_path / "journal.db") as journal:
+        first = await execute_run(request, host=host, journal=journal)
+        assert [r.iteration for r in first.results if r.verified] == [2, 4, 6]
+        recorded = run_options(journal, first.run_id, {"params_file": str(tmp_path / "rows.csv")})
+        assert recorded["concurrency"] == 2
+        again = build_request({**recorded, "params": ()})
+        resumed = await resume_run(
+            first.run_id, first.credential, again, host=host, journal=journal
+        )
+    # Dealt [1, 3, 5] over two lanes: lane 1 gets 1 (fails again) and 5 (never starts),
+    # lane 2 gets 3. Nothing verified before was run again.
+    assert sorted(r.iteration for r in resumed.results) == [1, 3]
+    assert [r.iteration for r in resumed.results if r.verified] == [3]
+    detail = readers.get_run(tmp_path / "journal.db", first.run_id)
+    assert {i.number: i.lane for i in detail.iterations if i.number in (1, 3)} == {1: 1, 3: 2}
+    assert site.submission_count("post") == 4  # B2, B4, B6, then B3: each once
