@@ -52,6 +52,9 @@ Single iteration (issue 2): wall time of a one-iteration ``northstar run`` proce
 
 This module is an entry point, like the CLI: it wires the hand-written baselines (which
 import Playwright) in lazily, inside functions, and never imports ``browser_adapters``.
+It holds the suite itself; beside it live the measured recipe (``_workload``), the fake
+browser of (b) (``_fake_browser``), process timing and /proc (``_processes``), and the
+table's rows and format (``_report_table``).
 """
 
 from __future__ import annotations
@@ -66,40 +69,41 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Callable, Collection, Iterable, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from importlib import metadata
 from pathlib import Path
-from types import TracebackType
-from typing import IO, TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any
 
-from northstar.browser import BrowserSession, ReadSource
-from northstar.compiler import bind
-from northstar.execution import RunRequest, execute_run
+from northstar.bench._fake_browser import runner_step_times, whole_run_seconds
+from northstar.bench._processes import (
+    busy_share,
+    cpu_jiffies,
+    peak_tree_pss,
+    timed_lines,
+    wall_seconds,
+)
+from northstar.bench._report_table import FIGURES, Figure, pair_rows, render_table
+from northstar.bench._workload import (
+    RECIPE,
+    REPO,
+    SENDER,
+    BenchFailed,
+    create_run,
+    recipe_request,
+    steps_per_iteration,
+)
 from northstar.journal import Journal
 from northstar.logs import configure_logging
-from northstar.observation import Observation
-from northstar.params import coerce_params
-from northstar.plan import BoundStep, BoundTab, Plan
-from northstar.recipe import Check, Target
-from northstar.repeat import RepeatOptions
-from northstar.results import Evidence, IterationResult, StepResult
-from northstar.runner import IterationRecorder, ProgramRunner
-from northstar.worker import BrowserSettings, load_compiled, run_recipe
+from northstar.results import IterationResult
+from northstar.worker import BrowserSettings, run_recipe
 
 if TYPE_CHECKING:
     from fixtures.site_process import SiteProcess as Site
 
 __all__ = ["FIGURES", "BenchConfig", "Figure", "main", "render_table", "run_suite"]
 
-REPO = Path(__file__).resolve().parents[2]
-RECIPE = REPO / "recipes" / "contact-form.yaml"
-SENDER = "Bench Person"
-FAKE_BASE_URL = "http://127.0.0.1:9"  # bound into the fake browser's plans, never contacted
 CLI_ENTRY = "from northstar.cli import main; main()"
-SUBPROCESS_TIMEOUT_S = 300
-MEMORY_SAMPLE_S = 0.2
 LANES = (1, 2, 4)
 # Iterations per lane measurement: enough to see the lanes overlap, small enough that the
 # whole suite stays under five minutes on a 2-core machine.
@@ -121,51 +125,6 @@ RSS_MARKER = "northstar-bench-rss "
 FULL = {"iterations": 20, "pairs": 7, "runs": 5, "fake_iterations": 300, "journal_steps": 2000}
 QUICK = {"iterations": 3, "pairs": 2, "runs": 2, "fake_iterations": 30, "journal_steps": 300}
 
-# The table, in order: key, label (filled from the run's sizes), unit. The per-pair rows of
-# (a) follow "run_ratio"; a key a section did not report is left out.
-FIGURES: tuple[tuple[str, str, str], ...] = (
-    ("run_northstar_s", "(a) Northstar, {iterations} iterations (median of {pairs})", "s"),
-    ("run_handwritten_s", "(a) hand-written Playwright, same work (median of {pairs})", "s"),
-    ("run_ratio", "(a) ratio Northstar / hand-written (median of the pairs)", "x"),
-    ("step_overhead_derived_ms", "(b) per step, derived from (a): difference / steps", "ms"),
-    ("step_overhead_runner_median_ms", "(b) per step, direct: median ({fake_steps} steps)", "ms"),
-    ("step_overhead_runner_p95_ms", "(b) per step, direct: p95 (fake browser, real journal)", "ms"),
-    ("step_overhead_whole_run_ms", "(b) per step, whole execute_run on the fake browser", "ms"),
-    (
-        "cold_start_northstar_s",
-        "(c) cold start: command to first step_started (median of {runs})",
-        "s",
-    ),
-    ("cold_start_raw_context_s", "(c) raw Playwright: launch + context, the same point", "s"),
-    ("cold_start_raw_page_s", "(c) raw Playwright: ... + page + start URL loaded", "s"),
-    ("cold_start_ratio", "(c) ratio Northstar / raw, same point", "x"),
-    ("memory_worker_peak_mib", "(d) worker process peak RSS (--repeat {iterations})", "MiB"),
-    ("memory_largest_child_mib", "(d) largest driver/Chromium process, peak RSS", "MiB"),
-    ("memory_browser_total_mib", "(d) driver + Chromium together, peak PSS (sampled)", "MiB"),
-    ("memory_browser_processes", "(d) driver + Chromium processes at that peak", ""),
-    ("lanes_1_s", "(e) lanes: {lane_iterations} iterations on 1 lane, whole run (mean)", "s"),
-    ("lanes_2_s", "(e) lanes: {lane_iterations} iterations on 2 lanes, whole run (mean)", "s"),
-    ("lanes_4_s", "(e) lanes: {lane_iterations} iterations on 4 lanes, whole run (mean)", "s"),
-    ("lanes_1_per_s", "(e) lanes: steady throughput on 1 lane", "it/s"),
-    ("lanes_2_per_s", "(e) lanes: steady throughput on 2 lanes", "it/s"),
-    ("lanes_4_per_s", "(e) lanes: steady throughput on 4 lanes", "it/s"),
-    ("lanes_speedup", "(e) lanes: 2 lanes / 1 lane throughput", "x"),
-    ("lanes_4_speedup", "(e) lanes: 4 lanes / 1 lane throughput", "x"),
-    ("lanes_1_busy_pct", "(e) lanes: machine CPU busy on 1 lane (all cores)", "%"),
-    ("lanes_2_busy_pct", "(e) lanes: machine CPU busy on 2 lanes", "%"),
-    ("lanes_4_busy_pct", "(e) lanes: machine CPU busy on 4 lanes", "%"),
-    ("lanes_cpu_ceiling", "(e) lanes: most any K could gain: 100% / busy on 1 lane", "x"),
-    ("journal_us_per_step_median", "journal cost per step, median ({journal_steps} records)", "µs"),
-    ("journal_us_per_step_p95", "journal cost per step, p95", "µs"),
-    ("cli_northstar_s", "single iteration: `northstar run` process (median of {runs})", "s"),
-    ("cli_handwritten_s", "single iteration: hand-written script process (median)", "s"),
-    ("cli_ratio", "single iteration: ratio Northstar / hand-written (median)", "x"),
-)
-
-
-class BenchFailed(Exception):
-    """A measured run did not do its work (not verified, submissions missing)."""
-
 
 @dataclass(frozen=True)
 class BenchConfig:
@@ -179,17 +138,6 @@ class BenchConfig:
     browser: str | None = None
     quick: bool = False
     tmp_dir: str | None = None
-
-
-@dataclass(frozen=True)
-class Figure:
-    """One row of the table; ``value`` is ``None`` when it was not measured (see ``note``)."""
-
-    key: str
-    name: str
-    value: float | None
-    unit: str
-    note: str = ""
 
 
 @dataclass(frozen=True)
@@ -241,25 +189,6 @@ def _p95(values: Sequence[float]) -> float:
 
 def _progress(text: str) -> None:
     print(f"[bench] {text}", file=sys.stderr, flush=True)
-
-
-def recipe_request(base_url: str, iterations: int) -> RunRequest:
-    """The run ``northstar run contact-form -p name=... --repeat N`` builds (cli._inputs)."""
-    compiled = load_compiled(RECIPE)
-    row = coerce_params(compiled.recipe.params, {"name": SENDER}, recipe_dir=RECIPE.parent)
-    bind(compiled, row, base_url=base_url, iteration=1)  # renders the row, as the CLI does
-    return RunRequest(
-        recipe_path=RECIPE,
-        compiled=compiled,
-        rows=[row],
-        repeat=RepeatOptions.of(iterations, 0),
-        base_url=base_url,
-        project="bench",
-    )
-
-
-def steps_per_iteration() -> int:
-    return len(load_compiled(RECIPE).recipe.steps)
 
 
 # (a) Recipe run: Northstar and the hand-written script, interleaved
@@ -332,132 +261,6 @@ def recipe_run_section(bench: Bench, report: Report) -> list[Pair]:
 # (b) Per-step overhead: derived from (a), and direct on a fake browser
 
 
-class _InstantSession:
-    """A ``BrowserSession`` whose every call succeeds at once: only Northstar's work is left."""
-
-    def __init__(self) -> None:
-        self._open: set[str] = set()
-
-    def has_tab(self, role: str) -> bool:
-        return role in self._open
-
-    async def open_tab(self, tab: BoundTab, *, timeout_ms: int) -> Evidence:
-        self._open.add(tab.role)
-        return Evidence("tab_opened", tab.role, f"open {tab.start}", True, tab.start or "")
-
-    async def perform(
-        self, step: BoundStep, *, before_dispatch: Callable[[], None] = lambda: None
-    ) -> tuple[Evidence, ...]:
-        before_dispatch()
-        return ()
-
-    async def check(self, check: Check, *, tab: str, timeout_ms: int) -> Evidence:
-        return Evidence(check.kind, tab, check.describe(), True, "as expected")
-
-    async def read(
-        self,
-        source: ReadSource,
-        *,
-        tab: str,
-        target: Target | None,
-        attribute: str | None,
-        timeout_ms: int,
-    ) -> str:
-        return f"{FAKE_BASE_URL}/form/thanks?id=1" if source == "url" else "Thank you"
-
-    async def screenshot(self, tab: str) -> bytes | None:
-        return None
-
-    async def begin(self, plan: Plan) -> None:
-        return None
-
-    async def observe(self, tab: str) -> Observation:
-        raise NotImplementedError("the stored path takes no observations")
-
-
-class _InstantHost:
-    """A ``BrowserHost`` handing out ``_InstantSession``s."""
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        return None
-
-    @asynccontextmanager
-    async def session(self, plan: Plan) -> AsyncIterator[BrowserSession]:
-        yield _InstantSession()
-
-
-class _TimedRecorder:
-    """The journal's recorder, timing each step from its start record to its result record."""
-
-    def __init__(self, inner: IterationRecorder) -> None:
-        self._inner = inner
-        self._started = 0.0
-        self.step_ms: list[float] = []
-
-    def step_started(self, plan: Plan, step: BoundStep) -> None:
-        self._started = time.perf_counter()
-        self._inner.step_started(plan, step)
-
-    def submit_in_flight(self, plan: Plan, step: BoundStep) -> bool:
-        return self._inner.submit_in_flight(plan, step)
-
-    def submit_dispatched(self, plan: Plan, step: BoundStep) -> None:
-        self._inner.submit_dispatched(plan, step)
-
-    def step_finished(self, plan: Plan, result: StepResult) -> None:
-        self._inner.step_finished(plan, result)
-        self.step_ms.append((time.perf_counter() - self._started) * 1000)
-
-
-def _create_run(journal: Journal, name: str, total: int) -> str:
-    run_id, _credential = journal.create_run(
-        recipe_path=str(RECIPE),
-        recipe_name=name,
-        definition_hash="0" * 64,
-        project="bench",
-        profile="bench",
-        params_fingerprint="0" * 64,
-        total_iterations=total,
-        options={},
-    )
-    return run_id
-
-
-async def runner_step_times(journal: Journal, iterations: int) -> list[float]:
-    """Milliseconds per step of ``ProgramRunner`` on the fake browser with a real journal."""
-    request = recipe_request(FAKE_BASE_URL, 1)
-    run_id = _create_run(journal, "bench-runner", iterations)
-    recorder = _TimedRecorder(journal.recorder(run_id))
-    runner = ProgramRunner(_InstantHost(), recorder=recorder)
-    for number in range(1, iterations + 1):
-        plan = bind(request.compiled, request.rows[0], base_url=FAKE_BASE_URL, iteration=number)
-        journal.start_iteration(run_id, number, params_fingerprint=plan.params_fingerprint)
-        result = await runner.run_iteration(plan)
-        if not result.verified:
-            raise BenchFailed(f"fake-browser iteration {number}: {result.reason}")
-        journal.finish_iteration(run_id, result)
-    return recorder.step_ms
-
-
-async def whole_run_seconds(journal: Journal, iterations: int) -> float:
-    """Seconds for ``execute_run`` of ``iterations`` iterations on the fake browser."""
-    request = recipe_request(FAKE_BASE_URL, iterations)
-    started = time.perf_counter()
-    outcome = await execute_run(request, host=_InstantHost(), journal=journal)
-    elapsed = time.perf_counter() - started
-    if outcome.status != "verified":
-        raise BenchFailed(f"the fake-browser run ended {outcome.status}: {outcome.error}")
-    return elapsed
-
-
 def step_overhead_section(bench: Bench, report: Report, pairs: Sequence[Pair]) -> None:
     steps = steps_per_iteration()
     iterations = bench.config.fake_iterations
@@ -497,68 +300,6 @@ def baseline_command(bench: Bench, module: str, *arguments: str) -> list[str]:
     return [sys.executable, "-m", script, *arguments, "--executable", bench.executable]
 
 
-def _event_name(line: str) -> str:
-    """The ``event`` of a JSON log line, or "" for any other line."""
-    try:
-        record = json.loads(line)
-    except ValueError:
-        return ""
-    return str(record.get("event", "")) if isinstance(record, dict) else ""
-
-
-def _arrivals(
-    stream: IO[str], wanted: Collection[str], label: Callable[[str], str]
-) -> dict[str, float]:
-    """``perf_counter()`` at the first line of each wanted label, read as lines arrive."""
-    seen: dict[str, float] = {}
-    for line in stream:
-        now = time.perf_counter()
-        name = label(line.strip())
-        if name in wanted:
-            seen.setdefault(name, now)
-        if len(seen) == len(wanted):
-            break
-    return seen
-
-
-def timed_lines(
-    command: Sequence[str], *, cwd: Path, wanted: Collection[str], on_stderr: bool = False
-) -> dict[str, float]:
-    """Seconds from spawning ``command`` to its first line of each wanted kind.
-
-    On stderr a line's kind is its JSON log event; on stdout it is the line itself.
-    """
-    piped, muted = subprocess.PIPE, subprocess.DEVNULL
-    started = time.perf_counter()
-    with subprocess.Popen(
-        command,
-        cwd=cwd,
-        text=True,
-        stdout=muted if on_stderr else piped,
-        stderr=piped if on_stderr else muted,
-    ) as proc:
-        source = proc.stderr if on_stderr else proc.stdout
-        assert source is not None
-        seen = _arrivals(source, wanted, _event_name if on_stderr else str)
-        source.read()  # drained, so the process never blocks on a full pipe
-        code = proc.wait(timeout=SUBPROCESS_TIMEOUT_S)
-    if code != 0 or len(seen) != len(wanted):
-        raise BenchFailed(f"{command[:3]} exited {code} having printed only {sorted(seen)}")
-    return {name: at - started for name, at in seen.items()}
-
-
-def wall_seconds(command: Sequence[str], *, cwd: Path) -> float:
-    """Seconds from spawning ``command`` to its exit; it must succeed."""
-    started = time.perf_counter()
-    done = subprocess.run(
-        command, cwd=cwd, capture_output=True, text=True, timeout=SUBPROCESS_TIMEOUT_S
-    )
-    elapsed = time.perf_counter() - started
-    if done.returncode != 0:
-        raise BenchFailed(f"{command[:3]} exited {done.returncode}: {done.stderr[-500:]}")
-    return elapsed
-
-
 # (c) Cold start
 
 
@@ -588,55 +329,6 @@ def cold_start_section(bench: Bench, report: Report) -> None:
 
 
 # (d) Peak memory
-
-
-def _children_by_parent() -> dict[int, list[int]]:
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue  # it exited while we looked
-        parent = int(stat.rpartition(")")[2].split()[1])
-        children.setdefault(parent, []).append(int(entry.name))
-    return children
-
-
-def descendants(root: int) -> list[int]:
-    """Every process below ``root``: the Playwright driver and Chromium's whole tree."""
-    children = _children_by_parent()
-    found: list[int] = []
-    todo = [root]
-    while todo:
-        below = children.get(todo.pop(), [])
-        found += below
-        todo += below
-    return found
-
-
-def pss_kib(pid: int) -> int:
-    """Proportional set size: pages shared by several processes are split, so sums add up."""
-    try:
-        lines = Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()
-    except OSError:
-        return 0
-    return next((int(line.split()[1]) for line in lines if line.startswith("Pss:")), 0)
-
-
-def peak_tree_pss(proc: subprocess.Popen[bytes]) -> tuple[int, int]:
-    """Peak total PSS (KiB) of ``proc``'s descendants until it exits, and their count then."""
-    peak, count = 0, 0
-    while True:
-        try:
-            proc.wait(timeout=MEMORY_SAMPLE_S)  # the sampling clock is the wait for its exit
-            return peak, count
-        except subprocess.TimeoutExpired:
-            pids = descendants(proc.pid)
-            total = sum(pss_kib(pid) for pid in pids)
-            if total > peak:
-                peak, count = total, len(pids)
 
 
 def memory_section(bench: Bench, report: Report) -> None:
@@ -670,23 +362,6 @@ class LaneRun:
     busy: float | None  # share of all CPUs busy during the steady part; None off Linux
 
 
-def cpu_jiffies() -> tuple[int, int] | None:
-    """(busy, total) time of all CPUs since boot from /proc/stat (Linux), else ``None``."""
-    try:
-        first = Path("/proc/stat").read_text().split("\n", 1)[0].split()
-    except OSError:
-        return None
-    values = [int(value) for value in first[1:9]]  # user .. steal
-    idle = values[3] + values[4]  # idle and iowait
-    return sum(values) - idle, sum(values)
-
-
-def _busy_share(before: tuple[int, int] | None, after: tuple[int, int] | None) -> float | None:
-    if before is None or after is None or after[1] == before[1]:
-        return None
-    return (after[0] - before[0]) / (after[1] - before[1])
-
-
 def lane_iterations(bench: Bench) -> int:
     return min(bench.config.iterations, LANE_ITERATIONS)
 
@@ -717,7 +392,7 @@ async def lanes_run(bench: Bench, count: int) -> LaneRun:
     whole = time.perf_counter() - started
     if outcome.status != "verified":
         raise BenchFailed(f"the {count}-lane run ended {outcome.status}: {outcome.error}")
-    busy = _busy_share(marks["cpu_start"], marks["cpu_end"])
+    busy = busy_share(marks["cpu_start"], marks["cpu_end"])
     return LaneRun(whole, marks["end"] - marks["start"], busy)
 
 
@@ -762,7 +437,7 @@ def journal_section(bench: Bench, report: Report) -> None:
     from northstar.journal.bench import time_steps
 
     with Journal.open(bench.scratch("journal") / "journal.db") as journal:
-        run_id = _create_run(journal, "journal-bench", bench.config.journal_steps)
+        run_id = create_run(journal, "journal-bench", bench.config.journal_steps)
         started, finished = time_steps(journal, run_id, bench.config.journal_steps)
     per_step_us = [(a + b) / 1000 for a, b in zip(started, finished, strict=True)]
     report.values["journal_us_per_step_median"] = _median(per_step_us)
@@ -841,38 +516,8 @@ def figures(report: Report, config: BenchConfig) -> list[Figure]:
             note = report.notes.get(key, "")
             rows.append(Figure(key, label.format(**sizes), report.values[key], unit, note))
         if key == "run_ratio":
-            rows += _pair_rows(report.details.get("run_pairs", []))
+            rows += pair_rows(report.details.get("run_pairs", []))
     return rows
-
-
-def _pair_rows(pairs: Sequence[dict[str, float]]) -> list[Figure]:
-    return [
-        Figure(
-            f"run_pair_{index}_ratio",
-            f"    pair {index}: {pair['northstar_s']:.2f} s / {pair['handwritten_s']:.2f} s",
-            pair["ratio"],
-            "x",
-        )
-        for index, pair in enumerate(pairs, start=1)
-    ]
-
-
-def _format_value(figure: Figure) -> str:
-    if figure.value is None:
-        return figure.note
-    if figure.unit == "x":
-        return f"{figure.value:.2f}x"
-    digits = {"s": 2, "ms": 3, "µs": 1, "MiB": 1, "it/s": 2, "%": 0}.get(figure.unit, 0)
-    return f"{figure.value:,.{digits}f} {figure.unit}".rstrip()
-
-
-def render_table(rows: Sequence[Figure]) -> str:
-    """The figures as an aligned two-column text table."""
-    cells = [("metric", "value")] + [(f.name, _format_value(f)) for f in rows]
-    width = max(len(name) for name, _ in cells)
-    lines = [f"{name.ljust(width)}  {value}" for name, value in cells]
-    lines.insert(1, f"{'-' * width}  {'-' * max(len(value) for _, value in cells)}")
-    return "\n".join(lines)
 
 
 def _arguments(argv: Sequence[str] | None) -> tuple[BenchConfig, str | None]:

@@ -1,0 +1,142 @@
+"""An in-memory browser that answers at once, and the timings of section (b) taken on it.
+
+Section (b) of ``run_bench`` measures what Northstar adds per step without the browser's
+own work: ``ProgramRunner`` and ``execute_run`` drive this fake browser while recording
+into a real journal. It is a module of its own because the fake is a whole ``BrowserHost``
+and recorder that no other section touches.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from types import TracebackType
+from typing import Self
+
+from northstar.bench._workload import BenchFailed, create_run, recipe_request
+from northstar.browser import BrowserSession, ReadSource
+from northstar.compiler import bind
+from northstar.execution import execute_run
+from northstar.journal import Journal
+from northstar.observation import Observation
+from northstar.plan import BoundStep, BoundTab, Plan
+from northstar.recipe import Check, Target
+from northstar.results import Evidence, StepResult
+from northstar.runner import IterationRecorder, ProgramRunner
+
+__all__ = ["FAKE_BASE_URL", "runner_step_times", "whole_run_seconds"]
+
+FAKE_BASE_URL = "http://127.0.0.1:9"  # bound into the fake browser's plans, never contacted
+
+
+class _InstantSession:
+    """A ``BrowserSession`` whose every call succeeds at once: only Northstar's work is left."""
+
+    def __init__(self) -> None:
+        self._open: set[str] = set()
+
+    def has_tab(self, role: str) -> bool:
+        return role in self._open
+
+    async def open_tab(self, tab: BoundTab, *, timeout_ms: int) -> Evidence:
+        self._open.add(tab.role)
+        return Evidence("tab_opened", tab.role, f"open {tab.start}", True, tab.start or "")
+
+    async def perform(
+        self, step: BoundStep, *, before_dispatch: Callable[[], None] = lambda: None
+    ) -> tuple[Evidence, ...]:
+        before_dispatch()
+        return ()
+
+    async def check(self, check: Check, *, tab: str, timeout_ms: int) -> Evidence:
+        return Evidence(check.kind, tab, check.describe(), True, "as expected")
+
+    async def read(
+        self,
+        source: ReadSource,
+        *,
+        tab: str,
+        target: Target | None,
+        attribute: str | None,
+        timeout_ms: int,
+    ) -> str:
+        return f"{FAKE_BASE_URL}/form/thanks?id=1" if source == "url" else "Thank you"
+
+    async def screenshot(self, tab: str) -> bytes | None:
+        return None
+
+    async def begin(self, plan: Plan) -> None:
+        return None
+
+    async def observe(self, tab: str) -> Observation:
+        raise NotImplementedError("the stored path takes no observations")
+
+
+class _InstantHost:
+    """A ``BrowserHost`` handing out ``_InstantSession``s."""
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        return None
+
+    @asynccontextmanager
+    async def session(self, plan: Plan) -> AsyncIterator[BrowserSession]:
+        yield _InstantSession()
+
+
+class _TimedRecorder:
+    """The journal's recorder, timing each step from its start record to its result record."""
+
+    def __init__(self, inner: IterationRecorder) -> None:
+        self._inner = inner
+        self._started = 0.0
+        self.step_ms: list[float] = []
+
+    def step_started(self, plan: Plan, step: BoundStep) -> None:
+        self._started = time.perf_counter()
+        self._inner.step_started(plan, step)
+
+    def submit_in_flight(self, plan: Plan, step: BoundStep) -> bool:
+        return self._inner.submit_in_flight(plan, step)
+
+    def submit_dispatched(self, plan: Plan, step: BoundStep) -> None:
+        self._inner.submit_dispatched(plan, step)
+
+    def step_finished(self, plan: Plan, result: StepResult) -> None:
+        self._inner.step_finished(plan, result)
+        self.step_ms.append((time.perf_counter() - self._started) * 1000)
+
+
+async def runner_step_times(journal: Journal, iterations: int) -> list[float]:
+    """Milliseconds per step of ``ProgramRunner`` on the fake browser with a real journal."""
+    request = recipe_request(FAKE_BASE_URL, 1)
+    run_id = create_run(journal, "bench-runner", iterations)
+    recorder = _TimedRecorder(journal.recorder(run_id))
+    runner = ProgramRunner(_InstantHost(), recorder=recorder)
+    for number in range(1, iterations + 1):
+        plan = bind(request.compiled, request.rows[0], base_url=FAKE_BASE_URL, iteration=number)
+        journal.start_iteration(run_id, number, params_fingerprint=plan.params_fingerprint)
+        result = await runner.run_iteration(plan)
+        if not result.verified:
+            raise BenchFailed(f"fake-browser iteration {number}: {result.reason}")
+        journal.finish_iteration(run_id, result)
+    return recorder.step_ms
+
+
+async def whole_run_seconds(journal: Journal, iterations: int) -> float:
+    """Seconds for ``execute_run`` of ``iterations`` iterations on the fake browser."""
+    request = recipe_request(FAKE_BASE_URL, iterations)
+    started = time.perf_counter()
+    outcome = await execute_run(request, host=_InstantHost(), journal=journal)
+    elapsed = time.perf_counter() - started
+    if outcome.status != "verified":
+        raise BenchFailed(f"the fake-browser run ended {outcome.status}: {outcome.error}")
+    return elapsed
