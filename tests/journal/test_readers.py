@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import importlib
 import inspect
 import json
 import os
+import pkgutil
 import signal
 import sqlite3
 import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -322,31 +325,38 @@ async def test_follow_run_ends_at_once_when_the_worker_is_gone(
 # What readers cannot do.
 
 
-def test_readers_have_no_operation_that_writes_or_starts() -> None:
-    public = [name for name in readers.__all__ if callable(getattr(readers, name))]
+def readers_modules() -> list[ModuleType]:
+    """The package and each of its modules: every one is held to what readers cannot do."""
+    names = [f"{readers.__name__}.{m.name}" for m in pkgutil.iter_modules(readers.__path__)]
+    return [readers, *(importlib.import_module(name) for name in names)]
+
+
+@pytest.mark.parametrize("module", readers_modules(), ids=lambda m: m.__name__)
+def test_readers_have_no_operation_that_writes_or_starts(module: ModuleType) -> None:
+    public = [name for name in module.__all__ if callable(getattr(module, name))]
     assert public
     offending = [n for n in public if any(word in n.lower() for word in WRITE_WORDS)]
     assert offending == []
     module_level = [
         name
-        for name, value in vars(readers).items()
+        for name, value in vars(module).items()
         if not name.startswith("_")
         and inspect.isfunction(value)
-        and value.__module__ == readers.__name__
+        and f"{value.__module__}.".startswith(f"{module.__name__}.")
     ]
     assert sorted(module_level) == sorted(
-        n for n in public if inspect.isfunction(getattr(readers, n))
+        n for n in public if inspect.isfunction(getattr(module, n))
     )
 
 
 def test_readers_import_nothing_that_can_start_or_write() -> None:
-    tree = ast.parse(Path(readers.__file__).read_text(encoding="utf-8"))
     imported: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            imported.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            imported.add(node.module)
+    for path in Path(readers.__file__).parent.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                imported.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                imported.add(node.module)
     forbidden = ("northstar.runner", "northstar.journal", "browser_adapters", "playwright")
     assert [m for m in imported if m.startswith(forbidden)] == []
     loaded = subprocess.run(
@@ -371,7 +381,8 @@ def test_readers_import_nothing_that_can_start_or_write() -> None:
 def test_the_reader_connection_is_read_only(
     finished_run: str, journal_path: Path, statement: str
 ) -> None:
-    with readers._open_readonly(journal_path) as conn, pytest.raises(sqlite3.OperationalError):
+    open_readonly = readers.queries._open_readonly
+    with open_readonly(journal_path) as conn, pytest.raises(sqlite3.OperationalError):
         conn.execute(statement)
     assert get_run(journal_path, finished_run).summary.status == "failed"
 

@@ -1,0 +1,36 @@
+"""Read-only views of the journal, for ``northstar runs``, ``show`` and ``watch``.
+
+Readers and starters are separate (DESIGN §2): this package opens the journal with
+``mode=ro`` and ``query_only``, and imports nothing that can start a run, write to the
+journal or dispatch a step (not the runner, not ``northstar.journal``, no browser code).
+
+- ``views``: the frozen dataclasses a reader hands back.
+- ``liveness``: why a ``running`` run whose worker is gone is shown as ``interrupted``.
+- ``queries``: opening the journal read-only and reading runs into views.
+- ``follow``: re-reading one run until it is final (``watch``).
+- ``rendering``: the views as compact human text.
+"""
+
+from __future__ import annotations
+
+from northstar.readers.follow import follow_run
+from northstar.readers.liveness import INTERRUPTED, pid_alive
+from northstar.readers.queries import READ_SCHEMA_VERSION, get_run, list_runs
+from northstar.readers.rendering import render_run, render_runs
+from northstar.readers.views import IterationView, RunDetail, RunEvent, RunSummary, StepView
+
+__all__ = [
+    "INTERRUPTED",
+    "READ_SCHEMA_VERSION",
+    "IterationView",
+    "RunDetail",
+    "RunEvent",
+    "RunSummary",
+    "StepView",
+    "follow_run",
+    "get_run",
+    "list_runs",
+    "pid_alive",
+    "render_run",
+    "render_runs",
+]

@@ -1,0 +1,59 @@
+"""Whether a ``running`` run still has its worker: plain decisions, with the probe injected.
+
+A run or iteration the journal still calls ``running`` whose worker process is gone is
+shown as ``interrupted``: a worker that exited without recording a result did not verify
+anything. Liveness is checked with ``os.kill(pid, 0)`` for workers on this host only;
+elsewhere the recorded state is shown as it is. A pid reused by an unrelated process reads
+as alive: the mistake errs towards "still running", never towards "verified".
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Callable
+
+__all__ = [
+    "INTERRUPTED",
+    "Liveness",
+    "effective_state",
+    "effective_status",
+    "pid_alive",
+    "worker_gone",
+]
+
+INTERRUPTED = "interrupted"
+
+Liveness = Callable[[int], bool]
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process with ``pid`` exists on this host (signal 0 probes, sends nothing)."""
+    if pid <= 0:
+        return False  # 0 and negatives address process groups, never one worker
+    if os.name == "nt":
+        return True  # os.kill would terminate it on Windows; we cannot tell, so assume alive
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # it exists, under another user
+    return True
+
+
+def worker_gone(pid: int | None, host: str | None, is_alive: Liveness) -> bool:
+    if pid is None or host != socket.gethostname():
+        return False  # a worker elsewhere cannot be probed; trust the record
+    return not is_alive(pid)
+
+
+def effective_status(status: str, gone: bool) -> str:
+    return INTERRUPTED if status == "running" and gone else status
+
+
+def effective_state(state: str, run_status: str) -> str:
+    """An iteration left running by a run that is no longer running was interrupted."""
+    if state in ("pending", "running") and run_status != "running":
+        return INTERRUPTED
+    return state

@@ -1,0 +1,106 @@
+"""The journal views rendered as compact human text, one line per step.
+
+Kept apart from the queries so the text can change without touching how the journal is read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from northstar.readers.liveness import INTERRUPTED
+from northstar.readers.views import IterationView, RunDetail, RunSummary, StepView
+from northstar.recipe import RetryPolicy
+
+__all__ = ["render_run", "render_runs"]
+
+# Shown next to a step only when it differs or was needed: the default is in the README.
+_DEFAULT_RETRY = RetryPolicy().model_dump()
+
+
+def render_runs(runs: Sequence[RunSummary]) -> str:
+    """The table for ``northstar runs``."""
+    if not runs:
+        return "no runs in the journal"
+    lines = [f"{'RUN':<15} {'STATUS':<13} {'VERIFIED':<9} {'STARTED':<19}  RECIPE"]
+    for run in runs:
+        done = f"{run.iterations_verified}/{run.total_iterations}"
+        lines.append(
+            f"{run.run_id:<15} {run.effective_status:<13} {done:<9} "
+            f"{_short_time(run.started_at):<19}  {run.recipe_name}"
+        )
+    return "\n".join(lines)
+
+
+def render_run(detail: RunDetail) -> str:
+    """The text for ``northstar show`` (and each refresh of ``watch``)."""
+    lines = _run_header(detail)
+    for iteration in detail.iterations:
+        lines.append(_iteration_line(iteration))
+        lines.extend(_step_line(step) for step in iteration.steps)
+        if iteration.outputs:
+            pairs = ", ".join(f"{k}={_clip(v, 60)}" for k, v in iteration.outputs.items())
+            lines.append(f"    outputs: {pairs}")
+    return "\n".join(lines)
+
+
+def _run_header(detail: RunDetail) -> list[str]:
+    run = detail.summary
+    status = run.effective_status
+    if status == INTERRUPTED:
+        status += f" (worker {run.worker_pid} exited without recording an end)"
+    ended = f"  ended {_short_time(run.ended_at)}" if run.ended_at else ""
+    return [
+        f"run {run.run_id}  {run.recipe_name}  {status}  "
+        f"{run.iterations_verified}/{run.total_iterations} verified",
+        f"  recipe {run.recipe_path}  project {run.project}  profile {run.profile}  "
+        f"definition {detail.definition_hash[:12]}",
+        f"  started {_short_time(run.started_at)}{ended}",
+    ]
+
+
+def _iteration_line(iteration: IterationView) -> str:
+    calls = "-" if iteration.model_calls is None else str(iteration.model_calls)
+    line = (
+        f"  iteration {iteration.number}  {iteration.effective_state}  "
+        f"{_ms(iteration.duration_ms)}  evidence {iteration.evidence_count}  model calls {calls}"
+    )
+    if iteration.reason_code:
+        where = f" at step {iteration.failing_step!r}" if iteration.failing_step else ""
+        line += f"\n    {iteration.reason_code}{where}: {iteration.reason or ''}"
+    return line
+
+
+def _step_line(step: StepView) -> str:
+    line = (
+        f"    {step.seq + 1:>2} {step.step_id:<20} {step.tab:<10} {step.kind:<12} "
+        f"{step.effective_status:<11} {_ms(step.duration_ms):>9}  {len(step.evidence)} evidence"
+    )
+    if step.attempts and step.attempts > 1:
+        line += f"  {step.attempts} attempts"
+    if step.retry and (step.retry != _DEFAULT_RETRY or (step.attempts or 1) > 1):
+        retry = step.retry
+        line += (
+            f"  [retry: {retry.get('attempts')} attempts in {retry.get('max_seconds'):g} s"
+            f" on {','.join(retry.get('on', []))}]"
+        )
+    if step.error:
+        line += f"  {step.error.get('code', '?')}: {_clip(str(step.error.get('message', '')), 80)}"
+    return line
+
+
+def _short_time(stamp: str | None) -> str:
+    if not stamp:
+        return "-"
+    try:
+        return datetime.fromisoformat(stamp).strftime("%Y-%m-%d %H:%M:%S")
+    except ValueError:
+        return stamp
+
+
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0f} ms"
+
+
+def _clip(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"

@@ -1,0 +1,122 @@
+"""What a reader hands back: frozen views of one run, its iterations, steps and events.
+
+They are plain data, so the queries that fill them, the text that renders them and the
+report page that draws them share one shape and none depends on another.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+__all__ = ["IterationView", "RunDetail", "RunEvent", "RunSummary", "StepView"]
+
+
+@dataclass(frozen=True, slots=True)
+class RunSummary:
+    """One line of ``northstar runs``; ``effective_status`` may be ``interrupted``."""
+
+    run_id: str
+    recipe_name: str
+    recipe_path: str
+    project: str
+    profile: str
+    status: str
+    effective_status: str
+    total_iterations: int
+    iterations_recorded: int
+    iterations_verified: int
+    started_at: str
+    ended_at: str | None
+    heartbeat_at: str | None
+    worker_pid: int | None
+    worker_host: str | None
+
+    @property
+    def is_final(self) -> bool:
+        """Nothing more will happen to the run without someone starting it again."""
+        return self.effective_status != "running"
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class StepView:
+    """A step of one iteration: its last transition, timings, evidence and error."""
+
+    step_id: str
+    tab: str
+    kind: str
+    seq: int
+    status: str
+    effective_status: str
+    started_at: str | None
+    ended_at: str | None
+    duration_ms: float | None
+    evidence: tuple[dict[str, Any], ...]
+    error: dict[str, Any] | None
+    events: tuple[tuple[str, str], ...]  # (event, at), oldest first
+    attempts: int | None = None
+    retry: dict[str, Any] | None = None  # the policy the step ran under
+
+
+@dataclass(frozen=True, slots=True)
+class IterationView:
+    number: int
+    state: str
+    effective_state: str
+    lane: int | None
+    params_fingerprint: str
+    started_at: str | None
+    ended_at: str | None
+    duration_ms: float | None
+    reason_code: str | None
+    reason: str | None
+    failing_step: str | None
+    evidence_count: int
+    model_calls: int | None
+    steps: tuple[StepView, ...]
+    outputs: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class RunEvent:
+    at: str
+    name: str
+    payload: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class RunDetail:
+    """Everything the journal holds about one run, for ``northstar show`` and ``watch``."""
+
+    summary: RunSummary
+    definition_hash: str
+    params_fingerprint: str
+    options: dict[str, Any]
+    iterations: tuple[IterationView, ...]
+    events: tuple[RunEvent, ...]
+
+    @property
+    def run_id(self) -> str:
+        return self.summary.run_id
+
+    @property
+    def effective_status(self) -> str:
+        return self.summary.effective_status
+
+    @property
+    def is_final(self) -> bool:
+        return self.summary.is_final
+
+    def to_dict(self) -> dict[str, Any]:
+        out = self.summary.to_dict()
+        out.update(
+            definition_hash=self.definition_hash,
+            params_fingerprint=self.params_fingerprint,
+            options=self.options,
+            iterations=[asdict(i) for i in self.iterations],
+            events=[asdict(e) for e in self.events],
+        )
+        return out
