@@ -1,11 +1,11 @@
 """After an unknown outcome: reconcile the run, or let a person decide, then resume.
 
 An unknown outcome (a crash, a timeout after the submitting action, an inconclusive
-check) blocks the run: ``resume_point`` refuses to go on (``RUN_BLOCKED``) until every
-unsettled iteration was reconciled. ``reconcile_run`` runs each open submission's
+check) blocks the run: ``remaining_iterations`` refuses to go on (``RUN_BLOCKED``) until
+every unsettled iteration was reconciled. ``reconcile_run`` runs each open submission's
 read-only probe; ``decide_iteration`` records a person's verdict instead. ``resume_run``
-then continues with the first iteration that is not verified; submissions keep their
-idempotency keys, so a verified or unknown submission is never sent again.
+then runs the iterations that are not verified, over the run's lanes; submissions keep
+their idempotency keys, so a verified or unknown submission is never sent again.
 
 Every call presents the run's credential (``CREDENTIALS_INVALID`` otherwise).
 """
@@ -46,7 +46,7 @@ __all__ = [
     "ReconcileDecision",
     "decide_iteration",
     "reconcile_run",
-    "resume_point",
+    "remaining_iterations",
     "resume_run",
 ]
 
@@ -106,10 +106,10 @@ def check_binding(record: RunRecord, request: RunRequest) -> None:
         )
 
 
-def resume_point(
+def remaining_iterations(
     record: RunRecord, states: dict[int, tuple[IterationState, str]], journal: Journal
-) -> int | None:
-    """The first iteration to run again, ``None`` if all are verified; blocked if unsettled."""
+) -> list[int]:
+    """The iterations still to run (none if all are verified); blocked if any is unsettled."""
     for number, (state, _) in sorted(states.items()):
         open_keys = journal.open_submissions(record.run_id, number)
         if state in _UNSETTLED or state is IterationState.NEEDS_REVIEW or open_keys:
@@ -119,10 +119,11 @@ def resume_point(
                 run_id=record.run_id,
                 iteration=number,
             )
-    for number in range(1, record.total_iterations + 1):
-        if number not in states or states[number][0] is not IterationState.VERIFIED:
-            return number
-    return None
+    return [
+        number
+        for number in range(1, record.total_iterations + 1)
+        if number not in states or states[number][0] is not IterationState.VERIFIED
+    ]
 
 
 async def reconcile_run(
@@ -261,21 +262,15 @@ async def resume_run(
     record = journal.run_record(run_id)
     _refuse_if_live(record)
     check_binding(record, request)
-    states = journal.iteration_states(run_id)
-    first = resume_point(record, states, journal)
-    if first is None:
+    # Only what is not verified yet, dealt over the run's lanes (the request carries them).
+    rest = remaining_iterations(record, journal.iteration_states(run_id), journal)
+    if not rest:
         raise UsageInvalid(
             f"every iteration of run {run_id} is already verified",
             fix="Nothing to resume; start a new run for more iterations.",
         )
-    # Only what is not verified yet, dealt over the run's lanes (the request carries them).
-    rest = [
-        number
-        for number in range(first, record.total_iterations + 1)
-        if number not in states or states[number][0] is not IterationState.VERIFIED
-    ]
     journal.finish_run(run_id, "running")
-    journal.event(run_id, "run_resumed", first=first, remaining=len(rest))
+    journal.event(run_id, "run_resumed", first=rest[0], remaining=len(rest))
     assert credential is not None  # checked above
     return await continue_run(
         request,
