@@ -26,6 +26,7 @@ from browser_adapters.locators import (
     exactly_one,
     resolve_one,
 )
+from browser_adapters.own_task import in_own_task
 from northstar.browser import ReadSource
 from northstar.errors import (
     ActionFailed,
@@ -124,6 +125,7 @@ class PlaywrightSession:
     def has_tab(self, role: str) -> bool:
         return role in self._pages
 
+    @in_own_task
     async def open_tab(self, tab: BoundTab, *, timeout_ms: int) -> Evidence:
         assert tab.start is not None
         page = await self._context.new_page()
@@ -182,6 +184,7 @@ class PlaywrightSession:
                 f"{redact(url, self._secrets)} is outside the origins of tab {role!r}", tab=role
             )
 
+    @in_own_task
     async def perform(
         self, step: BoundStep, *, before_dispatch: Callable[[], None] = lambda: None
     ) -> tuple[Evidence, ...]:
@@ -270,6 +273,7 @@ class PlaywrightSession:
                 secrets=self._secrets,
             )
 
+    @in_own_task
     async def check(self, check: Check, *, tab: str, timeout_ms: int) -> Evidence:
         page = self.page(tab)
         what = redact(check.describe(), self._secrets)
@@ -280,6 +284,7 @@ class PlaywrightSession:
         self._raise_if_blocked(tab)
         return evidence
 
+    @in_own_task
     async def read(
         self,
         source: ReadSource,
