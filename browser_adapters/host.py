@@ -13,13 +13,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 
-from playwright.async_api import Browser, Playwright, async_playwright
+from playwright.async_api import Browser, BrowserContext, Playwright, async_playwright
 from playwright.async_api import Error as PlaywrightError
 
 from browser_adapters.debugging import Pause
 from browser_adapters.discovery import find_browser
 from browser_adapters.early_driver import take_early
 from browser_adapters.har_replay import har_recording_options, replay_from_har
+from browser_adapters.own_task import in_own_task
 from browser_adapters.run_hooks import run_hooks
 from browser_adapters.session import PlaywrightSession
 from northstar.debugging import DebugSettings
@@ -115,20 +116,26 @@ class PlaywrightHost:
     @asynccontextmanager
     async def session(self, plan: Plan) -> AsyncIterator[PlaywrightSession]:
         """A fresh context for one iteration, closed on every path."""
-        context = await self.browser.new_context(
+        context = await self._new_context()
+        try:
+            yield await self._start_session(context, plan)
+        finally:
+            await _close(context)
+
+    @in_own_task
+    async def _new_context(self) -> BrowserContext:
+        return await self.browser.new_context(
             storage_state=self.options.storage_state,
             **har_recording_options(self.options.record_har),
         )
-        try:
-            replay = self.options.replay_har
-            unrecorded = await replay_from_har(context, replay) if replay else None
-            session = PlaywrightSession(context, plan, unrecorded=unrecorded)
-            await session.start()
-            yield session
-        finally:
-            # If the browser went away first, the context went with it.
-            with suppress(PlaywrightError):
-                await context.close()
+
+    @in_own_task
+    async def _start_session(self, context: BrowserContext, plan: Plan) -> PlaywrightSession:
+        replay = self.options.replay_har
+        unrecorded = await replay_from_har(context, replay) if replay else None
+        session = PlaywrightSession(context, plan, unrecorded=unrecorded)
+        await session.start()
+        return session
 
     def iteration_hooks(self, artifacts: Path) -> IterationHooks | None:
         """Hooks for the debugging and replay options, writing their files to ``artifacts``."""
@@ -148,3 +155,10 @@ class PlaywrightHost:
         view = PlaywrightHost(options)
         view._browser = self.browser
         return view
+
+
+@in_own_task
+async def _close(context: BrowserContext) -> None:
+    # If the browser went away first, the context went with it.
+    with suppress(PlaywrightError):
+        await context.close()
