@@ -21,7 +21,7 @@ from northstar.errors import ParamInvalid, ParamMissing, RecipeInvalid
 from northstar.params import existing_file, params_fingerprint
 from northstar.plan import BoundStep, BoundTab, Plan
 from northstar.recipe import Recipe, ReconcileProbe, Step, TabRole
-from northstar.templates import render
+from northstar.templates import render, render_url
 
 if TYPE_CHECKING:
     from northstar.compiler import CompiledRecipe
@@ -29,6 +29,12 @@ if TYPE_CHECKING:
 __all__ = ["recipe_dir", "render_plan"]
 
 M = TypeVar("M", bound=BaseModel)
+
+# Fields holding a URL: one the browser is sent to (``goto``) or a glob the page's URL is
+# checked against (``url``), which the browser shows percent-encoded. Values in their query
+# are percent-encoded (``render_url``); a tab's ``start`` is rendered the same way in
+# ``_bind_tab``.
+URL_FIELDS = frozenset({"goto", "url"})
 
 
 def render_plan(
@@ -75,7 +81,7 @@ def _render_value(value: Any, scope: Mapping[str, Any], key: str = "") -> Any:
     if isinstance(value, list):
         return [_render_value(v, scope, key) for v in value]
     if isinstance(value, str) and key not in REGEX_FIELDS:
-        return render(value, scope)
+        return render_url(value, scope) if key in URL_FIELDS else render(value, scope)
     return value
 
 
@@ -146,7 +152,7 @@ def _bind_tab(role: str, tab: TabRole, scope: Mapping[str, Any], base_url: str |
     start = None
     if tab.start:
         start = _absolute(
-            render(tab.start, scope), base_url, f"tab {role!r} start", path + ".start"
+            render_url(tab.start, scope), base_url, f"tab {role!r} start", path + ".start"
         )
     origins = tuple(
         _origin(_absolute(render(o, scope), base_url, "origin", f"{path}.origins[{i}]"), path)

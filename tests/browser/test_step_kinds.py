@@ -36,6 +36,27 @@ async def test_goto_is_resolved_against_the_role_start(run_text: RunText) -> Non
     assert [s.kind for s in result.steps] == ["goto", "done_when"]
 
 
+async def test_a_value_in_a_goto_reaches_the_server_as_one_value(run_text: RunText) -> None:
+    """``&``, ``#``, ``/`` and ``%`` in a parameter stay inside the query value."""
+    query = "Fish & chips #1 / 50%"
+    result = await run_text(
+        recipe(
+            "/form",
+            """
+            - id: search
+              tab: site
+              goto: "/posts?q={{ query }}"
+              expect:
+                - url: "**/posts?q={{ query }}"
+                - value: {target: {label: Search}, equals: "{{ query }}"}
+            """,
+            params="query: {type: string, required: true}",
+        ),
+        {"query": query},
+    )
+    assert result.verified, result.reason
+
+
 async def test_click_follows_a_link(run_text: RunText) -> None:
     result = await run_text(
         recipe(

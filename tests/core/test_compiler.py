@@ -394,6 +394,18 @@ def test_relative_goto_resolves_against_the_role_start() -> None:
     assert plan.step("open").step.goto == BASE + "/admin/posts/new"
 
 
+def test_values_in_a_goto_and_a_start_are_percent_encoded() -> None:
+    text = SIMPLE.replace("goto: posts/new", 'goto: "posts?q={{ title }}"').replace(
+        'start: "{{ base_url }}/admin/"', 'start: "{{ base_url }}/admin/?from={{ title }}"'
+    )
+    plan = plan_for(text, {"title": "Q&A #2"}, base_url=BASE)
+    assert plan.tabs["admin"].start == BASE + "/admin/?from=Q%26A%20%232"
+    assert plan.step("open").step.goto == BASE + "/admin/posts?q=Q%26A%20%232"
+    # Elsewhere a value is text, as typed.
+    assert plan.step("title").step.fill is not None
+    assert plan.step("title").step.fill.value == "Q&A #2"
+
+
 def test_absolute_path_goto_resolves_against_the_start_origin() -> None:
     text = SIMPLE.replace("goto: posts/new", "goto: /elsewhere")
     plan = plan_for(text, {"title": "x"}, base_url=BASE)

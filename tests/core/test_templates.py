@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from northstar.templates import TemplateError, parse_template, render, template_names
+from northstar.templates import TemplateError, parse_template, render, render_url, template_names
 
 
 def test_substitutes_names() -> None:
@@ -93,3 +93,22 @@ def test_parse_template_splits_literals_and_names() -> None:
 def test_template_error_is_a_value_error() -> None:
     # The compiler converts it; outside the compiler it is a plain ValueError.
     assert issubclass(TemplateError, ValueError)
+
+
+def test_a_query_value_in_a_url_is_percent_encoded() -> None:
+    url = render_url("/posts?q={{ q }}&n={{ n }}#{{ q }}", {"q": "Fish & chips #1", "n": 5})
+    assert url == "/posts?q=Fish%20%26%20chips%20%231&n=5#Fish%20%26%20chips%20%231"
+
+
+def test_a_value_before_the_query_goes_in_as_written() -> None:
+    values = {"base_url": "http://127.0.0.1:8000/app", "page": "/items?page=2", "id": "7"}
+    assert render_url("{{ base_url }}{{ page }}", values) == (
+        "http://127.0.0.1:8000/app/items?page=2"
+    )
+    assert render_url("{{ base_url }}/posts/{{ id }}/edit", values) == (
+        "http://127.0.0.1:8000/app/posts/7/edit"
+    )
+
+
+def test_plain_render_does_not_encode() -> None:
+    assert render("/s?q={{ q }}", {"q": "a & b"}) == "/s?q=a & b"
