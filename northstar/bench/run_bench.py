@@ -103,7 +103,7 @@ if TYPE_CHECKING:
 
 __all__ = ["FIGURES", "BenchConfig", "Figure", "main", "render_table", "run_suite"]
 
-CLI_ENTRY = "from northstar.cli import main; main()"
+CLI_ENTRY = "from northstar.__main__ import main; main()"
 LANES = (1, 2, 4)
 # Iterations per lane measurement: enough to see the lanes overlap, small enough that the
 # whole suite stays under five minutes on a 2-core machine.
@@ -117,7 +117,7 @@ def _report():
     child = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     sys.stderr.write("northstar-bench-rss " + json.dumps([own, child]) + "\\n")
 atexit.register(_report)
-from northstar.cli import main
+from northstar.__main__ import main
 main()
 """
 RSS_MARKER = "northstar-bench-rss "

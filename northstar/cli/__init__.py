@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import click
 
-from northstar.cli._early_start import early_start
+from northstar._early_start import early_start
 from northstar.cli._output import EXIT_CODES
 from northstar.logs import configure_logging
 

@@ -11,8 +11,8 @@ from typing import Any
 
 import click
 
+from northstar._early_start import run_on_loop
 from northstar.cli._debug_options import debug_options, debug_settings, replay_inputs
-from northstar.cli._early_start import run_on_loop
 from northstar.cli._inputs import browser_options, build_request, input_options
 from northstar.cli._output import (
     EXIT_CODES,

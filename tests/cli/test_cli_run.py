@@ -20,7 +20,7 @@ from fixtures.site_server import FixtureSite
 from tests.conftest import RECIPES
 
 # The console script's entry point, run by this interpreter (no PATH or activation needed).
-ENTRY = "from northstar.cli import main; main()"
+ENTRY = "from northstar.__main__ import main; main()"
 
 ERROR_LINE = re.compile(r"^error\[(?P<code>[A-Z_]+)\] (?P<body>.+) \(fix: (?P<fix>.+)\)$")
 SECRET = "pw-7c1d-not-for-logs"

@@ -22,7 +22,7 @@ from northstar import readers
 
 pytestmark = pytest.mark.browser
 
-NORTHSTAR = [sys.executable, "-c", "from northstar.cli import main; main()"]
+NORTHSTAR = [sys.executable, "-c", "from northstar.__main__ import main; main()"]
 
 SLOW_POST = """
 name: slow-post

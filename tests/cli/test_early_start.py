@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import subprocess
+import sys
 import uuid
 from pathlib import Path
 
@@ -16,7 +17,7 @@ import pytest
 import browser_adapters.early_driver as early_driver
 from browser_adapters import PlaywrightHost
 from fixtures.site_server import FixtureSite
-from northstar.cli._early_start import wants_early_driver
+from northstar._early_start import wants_early_driver
 from tests.cli.test_cli_run import northstar, one_error_line
 from tests.conftest import RECIPES
 
@@ -121,3 +122,23 @@ def test_an_untaken_early_driver_is_stopped() -> None:
         assert early_driver._pending is None
     finally:
         loop.close()
+
+
+def test_the_command_starts_the_driver_before_it_imports_the_cli(tmp_path: Path) -> None:
+    """The console script's module starts the driver first; click and the CLI load after."""
+    probe = (
+        "import sys\n"
+        "import browser_adapters.early_driver as early\n"
+        "start = early.start_early\n"
+        "def noting(loop):\n"
+        "    print('cli loaded at driver start:', 'northstar.cli' in sys.modules)\n"
+        "    start(loop)\n"
+        "early.start_early = noting\n"
+        "from northstar.__main__ import main\n"
+        f"main(['run', {str(RECIPES / 'contact-form.yaml')!r}])\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert proc.stdout.splitlines() == ["cli loaded at driver start: False"]
+    one_error_line(proc, "PARAM_MISSING")  # and the command went on to check its input

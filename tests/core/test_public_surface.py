@@ -21,7 +21,7 @@ REPO = Path(__file__).resolve().parents[2]
 CORE = REPO / "northstar"
 # The composition root: the only core modules allowed to wire the adapter in. The CLI's
 # early start boots Playwright's driver before the core is imported (a faster cold start).
-COMPOSITION_ROOT = {"northstar.cli", "northstar.cli._early_start", "northstar.worker"}
+COMPOSITION_ROOT = {"northstar.cli", "northstar._early_start", "northstar.worker"}
 # Entry points that live under northstar/ but wire the adapter in (lazily, inside a
 # function) like the CLI does. Each is a deliberate exception to DESIGN.md section 2;
 # importing them must still not load Playwright (checked below).

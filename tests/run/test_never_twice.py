@@ -38,7 +38,7 @@ from northstar.worker import resolve_credential, run_options
 
 pytestmark = pytest.mark.browser
 
-NORTHSTAR = [sys.executable, "-c", "from northstar.cli import main; main()"]
+NORTHSTAR = [sys.executable, "-c", "from northstar.__main__ import main; main()"]
 ITERATIONS = 3
 TRIALS = 21
 

@@ -1,14 +1,19 @@
-"""``northstar run`` boots Playwright's driver while it imports its core and checks input.
+"""``northstar run`` boots Playwright's driver while it imports its code and checks input.
 
 Measured on a 2-core machine, the driver (a Node.js process) takes about 0.4 s to start and
 Northstar's imports about as long; one after the other they made the cold start 1.5 times
 a raw Playwright launch. ``early_start`` runs the two side by side: it creates the event
 loop the command will run on, schedules the driver's start on it
-(``browser_adapters.early_driver``), and imports the run machinery in a worker thread
-while the loop spawns the driver. The command then checks its input on the main thread
-as before and runs on that same loop with ``run_on_loop``, where the host takes the
-driver. Bad input is still reported before any browser is launched; the unused driver is
-stopped on the way out.
+(``browser_adapters.early_driver``), and imports the CLI and the run machinery in a worker
+thread while the loop spawns the driver. The command then checks its input on the main
+thread as before and runs on that same loop with ``run_on_loop``, where the host takes
+the driver. Bad input is still reported before any browser is launched; the unused
+driver is stopped on the way out.
+
+The console script enters here (``northstar.__main__``), before ``northstar.cli`` is
+imported: click, structlog and the CLI's modules cost about 90 ms to import, and a raw
+Playwright script has its driver booting by then. ``northstar.cli.main`` enters
+``early_start`` too, for callers that start there; a second entry is a no-op.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ T = TypeVar("T")
 # The commands whose every successful path launches a browser.
 EARLY_COMMANDS = frozenset({"run"})
 # What the run command needs before its first step, imported while the driver boots.
-RUN_MODULES = ("northstar.cli.run_commands", "browser_adapters.host")
+RUN_MODULES = ("northstar.cli", "northstar.cli.run_commands", "browser_adapters.host")
 
 _loop: asyncio.AbstractEventLoop | None = None
 
@@ -47,7 +52,7 @@ def _import_run_modules() -> None:
 def early_start(args: Sequence[str]) -> Iterator[None]:
     """Around the whole command: the loop and early driver for ``args``, closed after."""
     global _loop
-    if not wants_early_driver(args):
+    if _loop is not None or not wants_early_driver(args):  # already entered, or not `run`
         yield
         return
     from browser_adapters.early_driver import discard_early, start_early
