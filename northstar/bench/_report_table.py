@@ -18,6 +18,8 @@ FIGURES: tuple[tuple[str, str, str], ...] = (
     ("run_northstar_s", "(a) Northstar, {iterations} iterations (median of {pairs})", "s"),
     ("run_handwritten_s", "(a) hand-written Playwright, same work (median of {pairs})", "s"),
     ("run_ratio", "(a) ratio Northstar / hand-written (median of the pairs)", "x"),
+    ("run_northstar_cpu_ms", "(a) this process's CPU per iteration, Northstar (median)", "ms"),
+    ("run_handwritten_cpu_ms", "(a) the same, hand-written Playwright (median)", "ms"),
     ("step_overhead_derived_ms", "(b) per step, derived from (a): difference / steps", "ms"),
     ("step_overhead_runner_median_ms", "(b) per step, direct: median ({fake_steps} steps)", "ms"),
     ("step_overhead_runner_p95_ms", "(b) per step, direct: p95 (fake browser, real journal)", "ms"),

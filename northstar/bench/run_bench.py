@@ -21,7 +21,11 @@ Speed is measured here, never asserted.
     (``--pairs``, 7), after one unreported warm-up of each (not with ``--quick``), so a
     drift in machine speed hits both sides alike; each pair's ratio (Northstar /
     hand-written) is listed and the headline is their median. Every iteration must be
-    verified and reach the server, or the suite fails.
+    verified and reach the server, or the suite fails. Beside the wall times: this
+    process's CPU time during each run (``time.process_time``: the Python of Northstar's
+    worker or of the script, not the driver's or Chromium's), per iteration, median of
+    the pairs. Machine noise moves it far less than wall time, so it shows what
+    Northstar's own code costs.
 (b) Per-step overhead in ms, without the browser's own work. Derived: the difference of
     (a) divided by N x 7 steps, median of the pairs (it includes what the adapter adds in
     the browser, exactly-one target checks and the origin guard, and is noisy). Direct:
@@ -141,11 +145,21 @@ class BenchConfig:
 
 
 @dataclass(frozen=True)
+class Timed:
+    """One measured run: wall time, and this process's CPU time (its Python) during it."""
+
+    wall_s: float
+    cpu_s: float
+
+
+@dataclass(frozen=True)
 class Pair:
-    """Wall times of one A-then-B pair, in seconds."""
+    """Wall times of one A-then-B pair, in seconds, and for (a) the worker's CPU seconds."""
 
     northstar_s: float
     handwritten_s: float
+    northstar_cpu_s: float | None = None
+    handwritten_cpu_s: float | None = None
 
     @property
     def ratio(self) -> float:
@@ -200,34 +214,34 @@ def _check_submitted(site: Site, before: int, iterations: int, who: str) -> None
         raise BenchFailed(f"{who}: the site received {received} of {iterations} submissions")
 
 
-async def northstar_run(bench: Bench, iterations: int) -> float:
-    """Seconds for ``run_recipe`` to run ``iterations`` verified iterations."""
+async def northstar_run(bench: Bench, iterations: int) -> Timed:
+    """``run_recipe`` running ``iterations`` verified iterations."""
     request = recipe_request(bench.site.base_url, iterations)
     settings = BrowserSettings(executable=bench.config.browser)
     journal = bench.scratch("northstar") / "journal.db"
     before = bench.site.submission_count("contact")
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     outcome = await run_recipe(request, browser=settings, journal_path=journal)
-    elapsed = time.perf_counter() - started
+    timed = Timed(time.perf_counter() - started, time.process_time() - cpu)
     if outcome.status != "verified":
         raise BenchFailed(f"the Northstar run ended {outcome.status}: {outcome.error}")
     _check_submitted(bench.site, before, iterations, "Northstar")
-    return elapsed
+    return timed
 
 
-async def handwritten_run(bench: Bench, iterations: int) -> float:
-    """Seconds for the hand-written script to run ``iterations`` iterations."""
+async def handwritten_run(bench: Bench, iterations: int) -> Timed:
+    """The hand-written script running ``iterations`` iterations."""
     from fixtures.handwritten.contact_form import ContactForm, run_contact_form
 
     form = ContactForm(name=SENDER)
     before = bench.site.submission_count("contact")
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     await run_contact_form(
         bench.site.base_url, form, iterations=iterations, executable=bench.executable
     )
-    elapsed = time.perf_counter() - started
+    timed = Timed(time.perf_counter() - started, time.process_time() - cpu)
     _check_submitted(bench.site, before, iterations, "hand-written")
-    return elapsed
+    return timed
 
 
 async def interleaved_pairs(bench: Bench) -> list[Pair]:
@@ -244,8 +258,8 @@ async def interleaved_pairs(bench: Bench) -> list[Pair]:
         else:
             handwritten = await handwritten_run(bench, iterations)
             northstar = await northstar_run(bench, iterations)
-        pairs.append(Pair(northstar, handwritten))
-        _progress(f"run pair {index}: {northstar:.2f} s / {handwritten:.2f} s")
+        pairs.append(Pair(northstar.wall_s, handwritten.wall_s, northstar.cpu_s, handwritten.cpu_s))
+        _progress(f"run pair {index}: {northstar.wall_s:.2f} s / {handwritten.wall_s:.2f} s")
     return pairs
 
 
@@ -254,6 +268,10 @@ def recipe_run_section(bench: Bench, report: Report) -> list[Pair]:
     report.values["run_northstar_s"] = _median(p.northstar_s for p in pairs)
     report.values["run_handwritten_s"] = _median(p.handwritten_s for p in pairs)
     report.values["run_ratio"] = _median(p.ratio for p in pairs)
+    per_iteration = 1000 / bench.config.iterations
+    for side in ("northstar", "handwritten"):
+        cpu = [getattr(p, f"{side}_cpu_s") for p in pairs]
+        report.values[f"run_{side}_cpu_ms"] = _median(cpu) * per_iteration
     report.details["run_pairs"] = [p.to_dict() for p in pairs]
     return pairs
 
