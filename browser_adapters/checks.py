@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
 
 from playwright.async_api import Page, expect
 
 from browser_adapters.locators import build_locator
 from northstar.recipe import Check
-from northstar.redaction import redact
 from northstar.results import Evidence
 
 __all__ = ["glob_to_regex", "run_check"]
@@ -24,12 +22,14 @@ def glob_to_regex(glob: str) -> re.Pattern[str]:
     return re.compile(f"^{body}$")
 
 
-async def run_check(
-    page: Page, check: Check, *, tab: str, timeout_ms: int, secrets: Collection[str]
-) -> Evidence:
-    """Wait until ``check`` holds on ``page``; an ``AssertionError`` means it did not."""
+async def run_check(page: Page, check: Check, *, tab: str, timeout_ms: int, shown: str) -> Evidence:
+    """Wait until ``check`` holds on ``page``; an ``AssertionError`` means it did not.
+
+    ``shown`` is the check's description with secrets redacted, as the caller already
+    made it for its error context.
+    """
     await _assert(page, check, timeout_ms)
-    return Evidence(check.kind, tab, redact(check.describe(), secrets), True, "as expected")
+    return Evidence(check.kind, tab, shown, True, "as expected")
 
 
 async def _assert(page: Page, check: Check, timeout: int) -> None:

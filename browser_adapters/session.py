@@ -278,9 +278,7 @@ class PlaywrightSession:
         page = self.page(tab)
         what = redact(check.describe(), self._secrets)
         async with converted_errors(what, tab=tab, secrets=self._secrets):
-            evidence = await run_check(
-                page, check, tab=tab, timeout_ms=timeout_ms, secrets=self._secrets
-            )
+            evidence = await run_check(page, check, tab=tab, timeout_ms=timeout_ms, shown=what)
         self._raise_if_blocked(tab)
         return evidence
 
