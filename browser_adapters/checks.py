@@ -7,7 +7,7 @@ import re
 from playwright.async_api import Page, expect
 
 from browser_adapters.locators import build_locator
-from northstar.recipe import Check
+from northstar.recipe.model import Check
 from northstar.results import Evidence
 
 __all__ = ["glob_to_regex", "run_check"]

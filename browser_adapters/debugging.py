@@ -1,6 +1,6 @@
 """Debugging aids on Playwright: pauses in the Inspector, traces, screenshots.
 
-Each is an ``IterationHooks`` (see ``northstar.iteration_hooks``) that the host builds
+Each is an ``IterationHooks`` (see ``northstar.run.hooks``) that the host builds
 from its options for a run, or a test builds directly:
 
 - ``PauseHooks`` pause before each step (``--step``) and/or at a failure
@@ -29,11 +29,17 @@ from playwright.async_api._generated import Tracing  # not re-exported by the pa
 
 from browser_adapters.session import PlaywrightSession
 from northstar.browser import BrowserSession
-from northstar.debugging import PausePoint, TraceMode, pause_tab, trace_file_name, trace_kept
-from northstar.iteration_hooks import NoHooks
-from northstar.plan import BoundStep, Plan
+from northstar.plan.model import BoundStep, Plan
 from northstar.redaction import redact
 from northstar.results import StepResult
+from northstar.run.debug_settings import (
+    PausePoint,
+    TraceMode,
+    pause_tab,
+    trace_file_name,
+    trace_kept,
+)
+from northstar.run.hooks import NoHooks
 
 __all__ = [
     "Pause",
@@ -44,7 +50,7 @@ __all__ = [
     "inspector_pause",
 ]
 
-log = structlog.get_logger("northstar.debugging")
+log = structlog.get_logger("northstar.run.debug_settings")
 
 Pause = Callable[[Page, PausePoint], Awaitable[None]]
 ScreenshotMode = Literal["off", "on", "only-on-failure"]

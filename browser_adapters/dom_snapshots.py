@@ -14,11 +14,11 @@ from playwright.async_api import Error as PlaywrightError
 
 from browser_adapters.session import PlaywrightSession
 from northstar.browser import BrowserSession
-from northstar.cases import snapshot_file_name
-from northstar.iteration_hooks import NoHooks
-from northstar.plan import BoundStep, Plan
+from northstar.cases.manifest import snapshot_file_name
+from northstar.plan.model import BoundStep, Plan
 from northstar.redaction import redact
 from northstar.results import StepResult
+from northstar.run.hooks import NoHooks
 
 __all__ = ["DomSnapshots"]
 

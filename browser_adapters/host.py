@@ -23,10 +23,10 @@ from browser_adapters.har_replay import har_recording_options, replay_from_har
 from browser_adapters.own_task import in_own_task
 from browser_adapters.run_hooks import run_hooks
 from browser_adapters.session import PlaywrightSession
-from northstar.debugging import DebugSettings
 from northstar.errors import BrowserNotFound
-from northstar.iteration_hooks import IterationHooks
-from northstar.plan import Plan
+from northstar.plan.model import Plan
+from northstar.run.debug_settings import DebugSettings
+from northstar.run.hooks import IterationHooks
 
 __all__ = ["BrowserOptions", "PlaywrightHost"]
 

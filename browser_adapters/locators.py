@@ -17,7 +17,7 @@ from playwright.async_api import FrameLocator, Locator, Page
 from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
 from northstar.errors import NorthstarError, TargetAmbiguous, TargetMissing
-from northstar.recipe import Target
+from northstar.recipe.model import Target
 from northstar.redaction import redact
 
 __all__ = ["build_locator", "diagnose_failed_action", "exactly_one", "resolve_one"]

@@ -1,6 +1,6 @@
 """Read an ``Observation`` of one tab with Playwright.
 
-Three reads, in this order, then pure assembly in ``northstar.observation``:
+Three reads, in this order, then pure assembly in ``northstar.monitor.observation``:
 
 1. Per frame, one small script: the title, media state (images, video and audio; playback
    state is not in the accessibility tree) and the password fields.
@@ -26,8 +26,8 @@ from playwright.async_api import Frame, Locator, Page
 from pydantic import BaseModel, ConfigDict, Field
 
 from browser_adapters.error_mapping import converted_errors
-from northstar.fingerprints import resolve_reference
-from northstar.observation import (
+from northstar.monitor.fingerprints import resolve_reference
+from northstar.monitor.observation import (
     ElementRef,
     FrameScope,
     MediaState,

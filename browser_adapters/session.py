@@ -36,13 +36,13 @@ from northstar.errors import (
     TabClosed,
     TargetAmbiguous,
 )
-from northstar.plan import BoundStep, BoundTab, Plan
-from northstar.recipe import Check, Step, Target
+from northstar.plan.model import BoundStep, BoundTab, Plan
+from northstar.recipe.model import Check, Step, Target
 from northstar.redaction import redact
 from northstar.results import Evidence
 
 if TYPE_CHECKING:
-    from northstar.observation import Observation
+    from northstar.monitor.observation import Observation
 
 __all__ = ["PlaywrightSession", "foreign_origin_pattern"]
 

@@ -12,15 +12,15 @@ from typing import TYPE_CHECKING
 from northstar._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from northstar.compiler import CompiledRecipe, bind, compile_recipe, prepare
     from northstar.errors import NorthstarError, ProgramIterationNotVerified
-    from northstar.fingerprints import ActionRecord
-    from northstar.loader import load_recipe, parse_recipe
-    from northstar.monitor import BehaviorMonitor, LoopSignal, MonitorSettings
-    from northstar.observation import Observation
-    from northstar.plan import BoundStep, BoundTab, Plan
-    from northstar.recipe import Recipe
-    from northstar.repeat import RepeatOptions, RepeatSummary, repeat_program
+    from northstar.monitor.behavior import BehaviorMonitor, LoopSignal, MonitorSettings
+    from northstar.monitor.fingerprints import ActionRecord
+    from northstar.monitor.observation import Observation
+    from northstar.monitor.screen_change import ScreenChange, screen_change
+    from northstar.plan.compiler import CompiledRecipe, bind, compile_recipe, prepare
+    from northstar.plan.model import BoundStep, BoundTab, Plan
+    from northstar.recipe.loader import load_recipe, parse_recipe
+    from northstar.recipe.model import Recipe
     from northstar.results import (
         Evidence,
         IterationResult,
@@ -28,38 +28,38 @@ if TYPE_CHECKING:
         StepResult,
         StepStatus,
     )
-    from northstar.runner import ProgramRunner
-    from northstar.screen_change import ScreenChange, screen_change
+    from northstar.run.repeat import RepeatOptions, RepeatSummary, repeat_program
+    from northstar.run.runner import ProgramRunner
 
 _HOMES = {
-    "ActionRecord": "northstar.fingerprints",
-    "BehaviorMonitor": "northstar.monitor",
-    "BoundStep": "northstar.plan",
-    "BoundTab": "northstar.plan",
-    "CompiledRecipe": "northstar.compiler",
+    "ActionRecord": "northstar.monitor.fingerprints",
+    "BehaviorMonitor": "northstar.monitor.behavior",
+    "BoundStep": "northstar.plan.model",
+    "BoundTab": "northstar.plan.model",
+    "CompiledRecipe": "northstar.plan.compiler",
     "Evidence": "northstar.results",
     "IterationResult": "northstar.results",
     "IterationState": "northstar.results",
-    "LoopSignal": "northstar.monitor",
-    "MonitorSettings": "northstar.monitor",
+    "LoopSignal": "northstar.monitor.behavior",
+    "MonitorSettings": "northstar.monitor.behavior",
     "NorthstarError": "northstar.errors",
-    "Observation": "northstar.observation",
-    "Plan": "northstar.plan",
+    "Observation": "northstar.monitor.observation",
+    "Plan": "northstar.plan.model",
     "ProgramIterationNotVerified": "northstar.errors",
-    "ProgramRunner": "northstar.runner",
-    "Recipe": "northstar.recipe",
-    "RepeatOptions": "northstar.repeat",
-    "RepeatSummary": "northstar.repeat",
-    "ScreenChange": "northstar.screen_change",
+    "ProgramRunner": "northstar.run.runner",
+    "Recipe": "northstar.recipe.model",
+    "RepeatOptions": "northstar.run.repeat",
+    "RepeatSummary": "northstar.run.repeat",
+    "ScreenChange": "northstar.monitor.screen_change",
     "StepResult": "northstar.results",
     "StepStatus": "northstar.results",
-    "bind": "northstar.compiler",
-    "compile_recipe": "northstar.compiler",
-    "load_recipe": "northstar.loader",
-    "parse_recipe": "northstar.loader",
-    "prepare": "northstar.compiler",
-    "repeat_program": "northstar.repeat",
-    "screen_change": "northstar.screen_change",
+    "bind": "northstar.plan.compiler",
+    "compile_recipe": "northstar.plan.compiler",
+    "load_recipe": "northstar.recipe.loader",
+    "parse_recipe": "northstar.recipe.loader",
+    "prepare": "northstar.plan.compiler",
+    "repeat_program": "northstar.run.repeat",
+    "screen_change": "northstar.monitor.screen_change",
 }
 
 __all__ = [

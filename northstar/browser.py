@@ -12,12 +12,12 @@ from contextlib import AbstractAsyncContextManager
 from types import TracebackType
 from typing import TYPE_CHECKING, Literal, Protocol, Self
 
-from northstar.plan import BoundStep, BoundTab, Plan
-from northstar.recipe import Check, Target
+from northstar.plan.model import BoundStep, BoundTab, Plan
+from northstar.recipe.model import Check, Target
 from northstar.results import Evidence
 
 if TYPE_CHECKING:
-    from northstar.observation import Observation
+    from northstar.monitor.observation import Observation
 
 __all__ = ["BrowserHost", "BrowserSession", "ReadSource"]
 

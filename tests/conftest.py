@@ -15,10 +15,10 @@ import pytest
 import structlog
 
 from fixtures.site_server import FixtureSite
-from northstar.compiler import bind, prepare
-from northstar.loader import parse_recipe
-from northstar.params import coerce_params
-from northstar.plan import Plan
+from northstar.plan.compiler import bind, prepare
+from northstar.plan.model import Plan
+from northstar.recipe.loader import parse_recipe
+from northstar.recipe.params import coerce_params
 
 REPO = Path(__file__).resolve().parent.parent
 RECIPES = REPO / "recipes"

@@ -16,14 +16,14 @@ from typing import Self
 
 from northstar.bench._workload import BenchFailed, create_run, recipe_request
 from northstar.browser import BrowserSession, ReadSource
-from northstar.compiler import bind
-from northstar.execution import execute_run
 from northstar.journal import Journal
-from northstar.observation import Observation
-from northstar.plan import BoundStep, BoundTab, Plan
-from northstar.recipe import Check, Target
+from northstar.monitor.observation import Observation
+from northstar.plan.compiler import bind
+from northstar.plan.model import BoundStep, BoundTab, Plan
+from northstar.recipe.model import Check, Target
 from northstar.results import Evidence, StepResult
-from northstar.runner import IterationRecorder, ProgramRunner
+from northstar.run.execution import execute_run
+from northstar.run.runner import IterationRecorder, ProgramRunner
 
 __all__ = ["FAKE_BASE_URL", "runner_step_times", "whole_run_seconds"]
 

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from northstar.compiler import bind
-from northstar.execution import RunRequest
+from northstar.composition import load_compiled
 from northstar.journal import Journal
-from northstar.params import coerce_params
-from northstar.repeat import RepeatOptions
-from northstar.worker import load_compiled
+from northstar.plan.compiler import bind
+from northstar.recipe.params import coerce_params
+from northstar.run.execution import RunRequest
+from northstar.run.repeat import RepeatOptions
 
 __all__ = [
     "RECIPE",

@@ -29,15 +29,15 @@ import tracemalloc
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 
-from northstar.fingerprints import (
+from northstar.logs import configure_logging
+from northstar.monitor.behavior import BehaviorMonitor
+from northstar.monitor.fingerprints import (
     ActionRecord,
     ObservationDigest,
     TargetDescription,
     digest_observation,
 )
-from northstar.logs import configure_logging
-from northstar.monitor import BehaviorMonitor
-from northstar.observation import build_observation
+from northstar.monitor.observation import build_observation
 
 __all__ = ["Figure", "main", "monitor_figures"]
 

@@ -97,10 +97,10 @@ from northstar.bench._workload import (
     recipe_request,
     steps_per_iteration,
 )
+from northstar.composition import BrowserSettings, run_recipe
 from northstar.journal import Journal
 from northstar.logs import configure_logging
 from northstar.results import IterationResult
-from northstar.worker import BrowserSettings, run_recipe
 
 if TYPE_CHECKING:
     from fixtures.site_process import SiteProcess as Site

@@ -1,7 +1,10 @@
 """The ``northstar`` command: a thin click front over the async core.
 
 Commands that start or continue runs (``run``, ``reconcile``, ``resume``) are kept apart
-from those that only read the journal (``runs``, ``show``, ``watch``). Every expected
+from those that only read the journal (``runs``, ``show``, ``watch``, ``report``): those
+import ``_options`` (shared options), ``_output`` and ``northstar.readers``, never
+``run_commands`` or the run engine (a contract in ``pyproject.toml`` and a test check it).
+``progress`` draws a multi-iteration run's progress line. Every expected
 error is one line, ``error[CODE] where: message (fix: ...)``, never a traceback; exit
 codes are listed in ``northstar.cli._output``.
 """

@@ -16,11 +16,11 @@ from typing import Any, TypeVar
 
 import click
 
-from northstar.cases import load_case, project_root, replay_params
+from northstar.cases.manifest import load_case, project_root, replay_params
 from northstar.cli._inputs import parse_param_pairs
-from northstar.debugging import TRACE_MODES, DebugSettings
+from northstar.composition import load_compiled
 from northstar.errors import UsageInvalid
-from northstar.worker import load_compiled
+from northstar.run.debug_settings import TRACE_MODES, DebugSettings
 
 __all__ = ["debug_options", "debug_settings", "replay_inputs"]
 
@@ -75,7 +75,7 @@ def replay_inputs(options: dict[str, Any]) -> Iterator[dict[str, Any]]:
     if not options.get("replay"):
         yield options
         return
-    from northstar.case_worker import replay_har
+    from northstar.cases.record_replay import replay_har
 
     case_dir = Path(options["replay"])
     case = load_case(case_dir)

@@ -8,13 +8,13 @@ from typing import Any, TypeVar
 
 import click
 
-from northstar.compiler import bind
+from northstar.composition import load_compiled
 from northstar.errors import UsageInvalid
-from northstar.execution import RunRequest
-from northstar.inputs import read_params_source, validate_rows
-from northstar.params import coerce_params
-from northstar.repeat import RepeatOptions
-from northstar.worker import load_compiled
+from northstar.plan.compiler import bind
+from northstar.recipe.inputs import read_params_source, validate_rows
+from northstar.recipe.params import coerce_params
+from northstar.run.execution import RunRequest
+from northstar.run.repeat import RepeatOptions
 
 __all__ = ["browser_options", "build_request", "input_options", "parse_param_pairs"]
 

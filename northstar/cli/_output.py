@@ -24,7 +24,7 @@ from northstar.errors import InputError, NorthstarError, RunBlocked
 from northstar.results import IterationResult, StepResult, StepStatus
 
 if TYPE_CHECKING:  # the run machinery loads after `northstar run` has started its driver
-    from northstar.execution import RunOutcome
+    from northstar.run.execution import RunOutcome
 
 __all__ = [
     "EXIT_CODES",

@@ -36,7 +36,7 @@ __all__ = ["record"]
 @browser_options
 def record(**options: Any) -> None:
     """Run RECIPE once, live, and save it as a regression case in --to."""
-    from northstar.case_worker import record_case
+    from northstar.cases.record_replay import record_case
 
     with expected_errors():
         outcome = asyncio.run(

@@ -9,9 +9,9 @@ import sys
 import click
 
 from northstar import readers
+from northstar.cli._options import journal_option
 from northstar.cli._output import expected_errors
-from northstar.cli.run_commands import journal_option
-from northstar.journal import resolve_journal_path
+from northstar.journal.paths import resolve_journal_path
 
 __all__ = ["runs", "show", "watch"]
 

@@ -17,15 +17,16 @@ from typing import Any, Literal
 import click
 
 from northstar.cli._inputs import browser_options, build_request, input_options
+from northstar.cli._options import journal_option
 from northstar.cli._output import exit_code_for_status, expected_errors, report_outcome
-from northstar.cli.run_commands import browser_settings, journal_option, run_with_signals
-from northstar.execution import StopSignal
+from northstar.cli.run_commands import browser_settings, run_with_signals
+from northstar.composition import reconcile as reconcile_probes
+from northstar.composition import resolve_credential, run_options
+from northstar.composition import resume as resume_iterations
 from northstar.journal import Journal
-from northstar.recovery import decide_iteration
 from northstar.results import IterationResult
-from northstar.worker import reconcile as reconcile_probes
-from northstar.worker import resolve_credential, run_options
-from northstar.worker import resume as resume_iterations
+from northstar.run.execution import StopSignal
+from northstar.run.recovery import decide_iteration
 
 __all__ = ["reconcile", "resume"]
 

@@ -7,11 +7,11 @@ from pathlib import Path
 import click
 
 from northstar import readers
+from northstar.cli._options import journal_option
 from northstar.cli._output import expected_errors
-from northstar.cli.run_commands import journal_option
 from northstar.errors import UsageInvalid
-from northstar.journal import resolve_journal_path
-from northstar.run_report import render_report, run_artifacts_dir
+from northstar.journal.paths import resolve_journal_path, run_artifacts_dir
+from northstar.readers.report import render_report
 
 __all__ = ["report"]
 

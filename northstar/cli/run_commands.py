@@ -14,6 +14,7 @@ import click
 from northstar._early_start import run_on_loop
 from northstar.cli._debug_options import debug_options, debug_settings, replay_inputs
 from northstar.cli._inputs import browser_options, build_request, input_options
+from northstar.cli._options import journal_option
 from northstar.cli._output import (
     EXIT_CODES,
     exit_code_for_status,
@@ -21,18 +22,14 @@ from northstar.cli._output import (
     format_error,
     report_outcome,
 )
+from northstar.cli.progress import Progress
+from northstar.composition import BrowserSettings, load_compiled, run_recipe
 from northstar.errors import NorthstarError
-from northstar.execution import RunOutcome, StopSignal
-from northstar.progress import Progress
-from northstar.recipe import Recipe
+from northstar.recipe.model import Recipe
 from northstar.results import IterationResult
-from northstar.worker import BrowserSettings, load_compiled, run_recipe
+from northstar.run.execution import RunOutcome, StopSignal
 
-__all__ = ["browser_settings", "journal_option", "run", "run_with_signals", "schema", "validate"]
-
-journal_option = click.option(
-    "--journal", envvar="NORTHSTAR_JOURNAL", help="Journal file (.northstar/journal.db)."
-)
+__all__ = ["browser_settings", "run", "run_with_signals", "schema", "validate"]
 
 
 def browser_settings(options: dict[str, Any]) -> BrowserSettings:

@@ -2,16 +2,51 @@
 
 ``Journal`` is the writer (one per worker process); ``Journal.recorder(run_id)`` is the
 runner's ``IterationRecorder``. Reading is done elsewhere, read-only, by
-``northstar.readers``, which imports nothing from this package.
+``northstar.readers``, which may import ``northstar.journal.paths`` (where the file and a
+run's artifacts are) and nothing else from this package.
 
 The file is found by ``resolve_journal_path``: an explicit path, then ``NORTHSTAR_JOURNAL``,
 then ``.northstar/journal.db`` under the current directory.
+
+Names load on first use, so ``import northstar.journal.paths`` does not bring the writer
+(and tenacity) into a reader's process.
+
+May import: ``northstar.errors``, ``northstar.results``, ``northstar.plan``,
+``northstar.recipe``, ``northstar.redaction``. Never the run engine, a front end or
+``browser_adapters``.
 """
 
-from northstar.journal._paths import DEFAULT_JOURNAL_PATH, JOURNAL_ENV, resolve_journal_path
-from northstar.journal.recorder import JournalRecorder
-from northstar.journal.schema import SCHEMA_VERSION, RunStatus, StepEvent, SubmissionState
-from northstar.journal.store import Journal, RunRecord, SubmissionRecord
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from northstar._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from northstar.journal.paths import (
+        DEFAULT_JOURNAL_PATH,
+        JOURNAL_ENV,
+        resolve_journal_path,
+        run_artifacts_dir,
+    )
+    from northstar.journal.recorder import JournalRecorder
+    from northstar.journal.schema import SCHEMA_VERSION, RunStatus, StepEvent, SubmissionState
+    from northstar.journal.store import Journal, RunRecord, SubmissionRecord
+
+_HOMES = {
+    "DEFAULT_JOURNAL_PATH": "northstar.journal.paths",
+    "JOURNAL_ENV": "northstar.journal.paths",
+    "SCHEMA_VERSION": "northstar.journal.schema",
+    "Journal": "northstar.journal.store",
+    "JournalRecorder": "northstar.journal.recorder",
+    "RunRecord": "northstar.journal.store",
+    "RunStatus": "northstar.journal.schema",
+    "StepEvent": "northstar.journal.schema",
+    "SubmissionRecord": "northstar.journal.store",
+    "SubmissionState": "northstar.journal.schema",
+    "resolve_journal_path": "northstar.journal.paths",
+    "run_artifacts_dir": "northstar.journal.paths",
+}
 
 __all__ = [
     "DEFAULT_JOURNAL_PATH",
@@ -25,4 +60,7 @@ __all__ = [
     "SubmissionRecord",
     "SubmissionState",
     "resolve_journal_path",
+    "run_artifacts_dir",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, _HOMES, globals())

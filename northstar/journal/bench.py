@@ -17,10 +17,10 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from northstar.compiler import compile_recipe
 from northstar.journal.store import Journal
-from northstar.loader import parse_recipe
-from northstar.plan import Plan
+from northstar.plan.compiler import compile_recipe
+from northstar.plan.model import Plan
+from northstar.recipe.loader import parse_recipe
 from northstar.results import Evidence, StepResult, StepStatus
 
 __all__ = ["main"]

@@ -14,9 +14,9 @@ from typing import Any
 from northstar.journal import _steps
 from northstar.journal._db import JournalDb
 from northstar.journal.schema import StepEvent
-from northstar.plan import BoundStep, Plan
+from northstar.plan.model import BoundStep, Plan
 from northstar.results import StepResult
-from northstar.retry import DEFAULT_RETRY
+from northstar.run.retry import DEFAULT_RETRY
 
 __all__ = ["JournalRecorder"]
 

@@ -26,7 +26,7 @@ from typing import Any, Self
 from northstar.errors import CredentialsInvalid, JournalError, OutputSaveFailed, RunNotFound
 from northstar.journal import _steps
 from northstar.journal._db import Clock, JournalDb, sqlite_errors, utc_now, worker_identity
-from northstar.journal._paths import resolve_journal_path
+from northstar.journal.paths import resolve_journal_path
 from northstar.journal.recorder import JournalRecorder
 from northstar.journal.schema import RunStatus, SubmissionState
 from northstar.results import IterationResult, IterationState

@@ -2,13 +2,16 @@
 
 Readers and starters are separate (DESIGN §2): this package opens the journal with
 ``mode=ro`` and ``query_only``, and imports nothing that can start a run, write to the
-journal or dispatch a step (not the runner, not ``northstar.journal``, no browser code).
+journal or dispatch a step: not the run engine, not the journal's writer (only
+``northstar.journal.paths``), not the composition root, no browser code. The contracts in
+``pyproject.toml`` check this.
 
 - ``views``: the frozen dataclasses a reader hands back.
 - ``liveness``: why a ``running`` run whose worker is gone is shown as ``interrupted``.
 - ``queries``: opening the journal read-only and reading runs into views.
 - ``follow``: re-reading one run until it is final (``watch``).
 - ``rendering``: the views as compact human text.
+- ``report``: one run as a self-contained HTML page (``northstar report``).
 """
 
 from __future__ import annotations

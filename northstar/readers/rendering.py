@@ -10,7 +10,7 @@ from datetime import datetime
 
 from northstar.readers.liveness import INTERRUPTED
 from northstar.readers.views import IterationView, RunDetail, RunSummary, StepView
-from northstar.recipe import RetryPolicy
+from northstar.recipe.model import RetryPolicy
 
 __all__ = ["render_run", "render_runs"]
 

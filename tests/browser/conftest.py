@@ -18,11 +18,11 @@ from typing import Any
 import pytest
 
 from fixtures.site_server import FixtureSite
-from northstar.compiler import bind
-from northstar.params import coerce_params
+from northstar.composition import load_compiled
+from northstar.plan.compiler import bind
+from northstar.recipe.params import coerce_params
 from northstar.results import IterationResult
-from northstar.runner import ProgramRunner
-from northstar.worker import load_compiled
+from northstar.run.runner import ProgramRunner
 from tests.conftest import RECIPES, make_plan
 
 # The timeout of a step that is meant to fail. Playwright retries until then, so it is what a

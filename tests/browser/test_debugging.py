@@ -16,13 +16,13 @@ from playwright.async_api import Page
 
 from browser_adapters import BrowserOptions
 from fixtures.site_server import FixtureSite
-from northstar.compiler import prepare
-from northstar.debugging import DebugSettings, PausePoint
-from northstar.execution import RunOutcome, RunRequest, execute_run
 from northstar.journal import Journal
-from northstar.loader import parse_recipe
-from northstar.params import coerce_params
-from northstar.repeat import RepeatOptions
+from northstar.plan.compiler import prepare
+from northstar.recipe.loader import parse_recipe
+from northstar.recipe.params import coerce_params
+from northstar.run.debug_settings import DebugSettings, PausePoint
+from northstar.run.execution import RunOutcome, RunRequest, execute_run
+from northstar.run.repeat import RepeatOptions
 
 pytestmark = pytest.mark.browser
 

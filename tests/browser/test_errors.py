@@ -18,7 +18,7 @@ from browser_adapters import BrowserOptions, PlaywrightHost, find_browser
 from browser_adapters.discovery import BROWSER_ENV
 from fixtures.site_server import FixtureSite
 from northstar.errors import BrowserNotFound, ParamInvalid, ParamMissing, TargetAmbiguous
-from northstar.recipe import Check, Target, TextCheck
+from northstar.recipe.model import Check, Target, TextCheck
 from northstar.results import IterationState
 from tests.browser.conftest import FAIL_FAST_MS, LOADED, RunText, last_step, recipe, serialized
 from tests.conftest import make_plan

@@ -13,14 +13,14 @@ from structlog.testing import capture_logs
 from browser_adapters.observation_capture import capture_observation, reference_locator
 from fixtures.site_server import FixtureSite
 from northstar.errors import StaleReference, TabClosed
-from northstar.fingerprints import (
+from northstar.monitor.behavior import BehaviorMonitor, LoopSignal
+from northstar.monitor.fingerprints import (
     ActionRecord,
     fingerprint_observation,
     observation_state_key,
 )
-from northstar.monitor import BehaviorMonitor, LoopSignal
-from northstar.observation import Observation
-from northstar.screen_change import screen_change
+from northstar.monitor.observation import Observation
+from northstar.monitor.screen_change import screen_change
 
 pytestmark = pytest.mark.browser
 

@@ -12,8 +12,8 @@ from collections.abc import Awaitable, Callable
 import pytest
 
 from fixtures.site_server import FixtureSite
+from northstar.composition import load_compiled
 from northstar.results import IterationResult
-from northstar.worker import load_compiled
 from tests.browser.conftest import serialized
 from tests.conftest import RECIPES
 

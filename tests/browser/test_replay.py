@@ -16,8 +16,8 @@ import pytest
 
 from fixtures._site_routes import DEMO_PASSWORD
 from fixtures.site_server import FixtureSite
-from northstar.case_worker import record_case, replay_case
-from northstar.cases import HAR_FILE, load_case
+from northstar.cases.manifest import HAR_FILE, load_case
+from northstar.cases.record_replay import record_case, replay_case
 from northstar.errors import ParamMissing
 from tests.conftest import RECIPES
 

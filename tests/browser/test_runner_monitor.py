@@ -10,11 +10,11 @@ import pytest
 from fixtures.site_server import FixtureSite
 from northstar import readers
 from northstar.cli._inputs import build_request
-from northstar.execution import execute_run
 from northstar.journal import Journal
-from northstar.monitor import BehaviorMonitor
-from northstar.monitoring import StepMonitor
-from northstar.runner import ProgramRunner
+from northstar.monitor.behavior import BehaviorMonitor
+from northstar.run.execution import execute_run
+from northstar.run.monitor_feed import StepMonitor
+from northstar.run.runner import ProgramRunner
 from tests.conftest import make_plan
 
 pytestmark = pytest.mark.browser

@@ -21,15 +21,15 @@ REPO = Path(__file__).resolve().parents[2]
 CORE = REPO / "northstar"
 # The composition root: the only core modules allowed to wire the adapter in. The CLI's
 # early start boots Playwright's driver before the core is imported (a faster cold start).
-COMPOSITION_ROOT = {"northstar.cli", "northstar._early_start", "northstar.worker"}
+COMPOSITION_ROOT = {"northstar.cli", "northstar._early_start", "northstar.composition"}
 # Entry points that live under northstar/ but wire the adapter in (lazily, inside a
 # function) like the CLI does. Each is a deliberate exception to DESIGN.md section 2;
 # importing them must still not load Playwright (checked below).
 SEPARATE_ENTRY_POINTS = {
     "northstar.bench.monitor_bench",
     "northstar.bench.run_bench",
-    "northstar.case_worker",  # record and replay regression cases
-    "northstar.pytest_plugin",  # the pytest11 entry point that runs recorded cases
+    "northstar.cases.record_replay",  # record and replay regression cases
+    "northstar.cases.pytest_plugin",  # the pytest11 entry point that runs recorded cases
 }
 ADAPTER_PACKAGES = ("playwright", "browser_adapters")
 
@@ -132,7 +132,7 @@ def test_every_name_in_a_core_module_all_exists() -> None:
 
 def test_importing_the_core_does_not_load_playwright() -> None:
     modules = [name for name in core_modules() if name not in COMPOSITION_ROOT]
-    assert "northstar.runner" in modules
+    assert "northstar.run.runner" in modules
     script = (
         "import importlib, json, sys\n"
         f"for name in {modules!r}:\n"
@@ -146,7 +146,7 @@ def test_importing_the_core_does_not_load_playwright() -> None:
 
 def test_the_composition_root_imports_the_adapter_lazily() -> None:
     script = (
-        "import sys, northstar.worker, northstar.cli\n"
+        "import sys, northstar.composition, northstar.cli\n"
         "print(any(m.split('.')[0] == 'playwright' for m in sys.modules))\n"
     )
     assert run_python(script) == "False"

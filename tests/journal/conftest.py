@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from northstar.journal import Journal
-from northstar.plan import Plan
+from northstar.plan.model import Plan
 
 from .helpers import StepClock, make_plan
 

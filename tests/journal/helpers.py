@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
-from northstar.compiler import compile_recipe
 from northstar.journal import Journal
-from northstar.loader import parse_recipe
-from northstar.plan import Plan
+from northstar.plan.compiler import compile_recipe
+from northstar.plan.model import Plan
+from northstar.recipe.loader import parse_recipe
 
 RECIPE = """
 name: journal-test

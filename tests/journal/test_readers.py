@@ -22,7 +22,7 @@ import pytest
 from northstar import readers
 from northstar.errors import JournalError, RunNotFound, UsageInvalid
 from northstar.journal import SCHEMA_VERSION, Journal, RunStatus
-from northstar.plan import Plan
+from northstar.plan.model import Plan
 from northstar.readers import (
     INTERRUPTED,
     RunDetail,
@@ -357,7 +357,7 @@ def test_readers_import_nothing_that_can_start_or_write() -> None:
                 imported.update(alias.name for alias in node.names)
             elif isinstance(node, ast.ImportFrom) and node.module:
                 imported.add(node.module)
-    forbidden = ("northstar.runner", "northstar.journal", "browser_adapters", "playwright")
+    forbidden = ("northstar.run.runner", "northstar.journal", "browser_adapters", "playwright")
     assert [m for m in imported if m.startswith(forbidden)] == []
     loaded = subprocess.run(
         [sys.executable, "-c", "import sys, northstar.readers; print(' '.join(sys.modules))"],

@@ -18,10 +18,10 @@ from northstar.errors import (
     OutcomeUnknown,
 )
 from northstar.journal import Journal, StepEvent, SubmissionState
-from northstar.plan import BoundStep, BoundTab, Plan
-from northstar.recipe import Check, Target
+from northstar.plan.model import BoundStep, BoundTab, Plan
+from northstar.recipe.model import Check, Target
 from northstar.results import Evidence, IterationState, StepResult, StepStatus
-from northstar.runner import IterationRecorder, ProgramRunner
+from northstar.run.runner import IterationRecorder, ProgramRunner
 
 from .helpers import SECRET, create_run, make_plan
 

@@ -10,8 +10,8 @@ import pytest
 
 from northstar.errors import CredentialsInvalid, JournalError, OutputSaveFailed, RunNotFound
 from northstar.journal import Journal, RunStatus
-from northstar.params import params_fingerprint
-from northstar.recipe import Param
+from northstar.recipe.model import Param
+from northstar.recipe.params import params_fingerprint
 from northstar.results import Evidence, IterationResult, IterationState, StepResult, StepStatus
 
 from .helpers import SECRET, create_run

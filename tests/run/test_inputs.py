@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from northstar.errors import ParamInvalid, ParamMissing, UsageInvalid
-from northstar.inputs import read_params_source, validate_rows
-from northstar.recipe import Param
+from northstar.recipe.inputs import read_params_source, validate_rows
+from northstar.recipe.model import Param
 
 SPECS = {
     "title": Param(type="string", required=True),

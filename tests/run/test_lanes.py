@@ -10,17 +10,17 @@ import pytest
 from fixtures.site_server import FixtureSite
 from northstar import readers
 from northstar.cli._inputs import build_request
-from northstar.execution import (
+from northstar.journal import Journal
+from northstar.results import IterationResult, IterationState
+from northstar.run.execution import (
     RunRequest,
     assign_lanes,
     execute_run,
     merge_summaries,
     run_status,
 )
-from northstar.journal import Journal
-from northstar.repeat import RepeatSummary
-from northstar.results import IterationResult, IterationState
-from northstar.runner import ProgramRunner
+from northstar.run.repeat import RepeatSummary
+from northstar.run.runner import ProgramRunner
 from tests.conftest import RECIPES, make_plan
 
 POSTS = """
@@ -175,8 +175,8 @@ async def test_a_resume_deals_only_the_rest_over_the_runs_lanes(
     host: Any, site: FixtureSite, tmp_path: Path
 ) -> None:
     """Lane 1 stops at row 1; the resume runs rows 1, 3, 5 on two lanes and leaves 2, 4, 6."""
-    from northstar.recovery import resume_run
-    from northstar.worker import run_options
+    from northstar.composition import run_options
+    from northstar.run.recovery import resume_run
 
     titles = ["B1", "B2", "B3", "B4", "B5", "B6"]
     request = lane_request(tmp_path, titles, site.base_url, concurrency=2)

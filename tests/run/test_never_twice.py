@@ -23,6 +23,7 @@ import pytest
 from fixtures.site_server import FixtureSite
 from northstar import readers
 from northstar.cli._inputs import build_request
+from northstar.composition import resolve_credential, run_options
 from northstar.errors import (
     CredentialsInvalid,
     DefinitionChanged,
@@ -30,11 +31,10 @@ from northstar.errors import (
     ProfileMismatch,
     RunBlocked,
 )
-from northstar.execution import RunRequest, execute_run
-from northstar.failpoints import FAILPOINT_ENV, POINTS
 from northstar.journal import Journal, SubmissionState
-from northstar.recovery import decide_iteration, reconcile_run, resume_run
-from northstar.worker import resolve_credential, run_options
+from northstar.run.execution import RunRequest, execute_run
+from northstar.run.failpoints import FAILPOINT_ENV, POINTS
+from northstar.run.recovery import decide_iteration, reconcile_run, resume_run
 
 pytestmark = pytest.mark.browser
 
@@ -296,7 +296,7 @@ async def test_acting_on_a_run_needs_its_credential_and_binding(
 
 def test_credential_file_is_private(tmp_path: Path, recipe: Path) -> None:
     req = request(recipe, "private", "http://127.0.0.1:9", repeat=1)
-    from northstar.execution import open_run
+    from northstar.run.execution import open_run
 
     with Journal.open(tmp_path / "journal.db") as journal:
         run_id, credential = open_run(req, journal)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from northstar.errors import ProgramIterationNotVerified, RepeatOptionsInvalid
-from northstar.repeat import RepeatOptions, repeat_program
 from northstar.results import Evidence, IterationResult, IterationState, StepResult, StepStatus
+from northstar.run.repeat import RepeatOptions, repeat_program
 
 
 class FakeClock:

@@ -13,12 +13,12 @@ import pytest
 
 from fixtures.site_server import FixtureSite
 from northstar import readers
-from northstar.compiler import prepare
-from northstar.execution import RunRequest, StopSignal, execute_run
-from northstar.inputs import validate_rows
 from northstar.journal import Journal
-from northstar.loader import parse_recipe
-from northstar.repeat import RepeatOptions
+from northstar.plan.compiler import prepare
+from northstar.recipe.inputs import validate_rows
+from northstar.recipe.loader import parse_recipe
+from northstar.run.execution import RunRequest, StopSignal, execute_run
+from northstar.run.repeat import RepeatOptions
 
 pytestmark = pytest.mark.browser
 

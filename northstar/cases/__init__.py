@@ -1,0 +1,13 @@
+"""Recorded regression cases: record once against a live site, replay offline in pytest.
+
+Owns:
+
+- ``manifest``: the ``case.json`` a recording writes, with secrets kept out.
+- ``record_replay``: recording a case live and replaying it with no network (a
+  composition root of its own: it wires ``browser_adapters`` in lazily, inside functions).
+- ``results``: what a replay found and how a failure is explained.
+- ``pytest_plugin``: the ``pytest11`` entry point that makes every case a test.
+
+May import: the run engine, ``northstar.composition`` and (lazily) ``browser_adapters``.
+Nothing else in the core imports this package.
+"""

@@ -1,0 +1,158 @@
+"""The composition root: the one public entry that wires the Playwright adapter in.
+
+Everything else in ``northstar`` depends on the ``northstar.browser`` protocol only; this
+module (and the CLI that calls it) is where ``browser_adapters`` is imported, lazily, so
+``import northstar`` never loads Playwright.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from northstar.journal import Journal
+from northstar.journal.paths import run_artifacts_dir
+from northstar.plan.compiler import CompiledRecipe, prepare
+from northstar.recipe.loader import load_recipe_positions
+from northstar.results import IterationResult
+from northstar.run.debug_settings import DebugSettings
+from northstar.run.execution import RunOutcome, RunRequest, StopSignal, execute_run
+
+if TYPE_CHECKING:
+    from northstar.browser import BrowserHost
+    from northstar.run.recovery import ReconcileDecision
+
+__all__ = [
+    "CREDENTIAL_ENV",
+    "BrowserSettings",
+    "load_compiled",
+    "open_host",
+    "reconcile",
+    "resolve_credential",
+    "resume",
+    "run_options",
+    "run_recipe",
+]
+
+
+@dataclass(frozen=True)
+class BrowserSettings:
+    """How the browser is launched; ``executable`` (``--browser``) wins over discovery."""
+
+    executable: str | None = None
+    headless: bool = True
+    slow_mo_ms: float = 0
+    storage_state: str | None = None
+    debug: DebugSettings = field(default_factory=DebugSettings)  # --step, --trace, ...
+    replay_har: str | None = None  # --replay: every request answered from this HAR
+
+
+def open_host(settings: BrowserSettings) -> BrowserHost:
+    """A Playwright host for ``settings``; use it as ``async with``."""
+    from browser_adapters import BrowserOptions, PlaywrightHost
+
+    return PlaywrightHost(
+        BrowserOptions(
+            executable=settings.executable,
+            headless=settings.headless,
+            slow_mo_ms=settings.slow_mo_ms,
+            storage_state=settings.storage_state,
+            debug=settings.debug,
+            replay_har=settings.replay_har,
+        )
+    )
+
+
+def load_compiled(path: str | Path) -> CompiledRecipe:
+    """Load, validate and prepare a recipe file: every static check before any browser."""
+    recipe, positions = load_recipe_positions(path)
+    return prepare(recipe, source=str(path), positions=positions)
+
+
+async def run_recipe(
+    request: RunRequest,
+    *,
+    browser: BrowserSettings | None = None,
+    journal_path: str | Path | None = None,
+    stop: StopSignal | None = None,
+    on_result: Callable[[IterationResult], None] = lambda result: None,
+    on_start: Callable[[str], None] = lambda run_id: None,
+) -> RunOutcome:
+    """Run a validated request with a journal and one browser for all its iterations."""
+    with Journal.open(journal_path) as journal:
+        async with open_host(browser or BrowserSettings()) as host:
+            return await execute_run(
+                request,
+                host=host,
+                journal=journal,
+                stop=stop,
+                on_result=on_result,
+                on_start=on_start,
+            )
+
+
+CREDENTIAL_ENV = "NORTHSTAR_RUN_CREDENTIAL"
+
+
+def resolve_credential(journal: Journal, run_id: str, explicit: str | None) -> str | None:
+    """``--credential``, then ``$NORTHSTAR_RUN_CREDENTIAL``, then the run's credential file."""
+    if explicit:
+        return explicit
+    if os.environ.get(CREDENTIAL_ENV):
+        return os.environ[CREDENTIAL_ENV]
+    file = run_artifacts_dir(journal.path, run_id) / "credential"
+    return file.read_text().strip() if file.is_file() else None
+
+
+def run_options(journal: Journal, run_id: str, given: Mapping[str, Any]) -> dict[str, Any]:
+    """A recorded run's options (recipe, count, base URL, lanes, profile), given ones winning."""
+    record = journal.run_record(run_id)
+    return {
+        **given,
+        "recipe": record.recipe_path,
+        "repeat": record.total_iterations,
+        "interval": record.options.get("interval_s", 0),
+        "base_url": given.get("base_url") or record.options.get("base_url"),
+        "concurrency": given.get("concurrency") or record.options.get("concurrency", 1),
+        "fail_fast": given.get("fail_fast") or record.options.get("fail_fast", False),
+        "keep_context": given.get("keep_context") or record.options.get("keep_context", False),
+        "project": record.project,
+        "profile": given.get("profile") or record.profile or None,
+    }
+
+
+async def reconcile(
+    run_id: str,
+    credential: str | None,
+    request: RunRequest,
+    journal: Journal,
+    *,
+    browser: BrowserSettings | None = None,
+) -> list[ReconcileDecision]:
+    """Run the reconcile probes of a blocked run in a fresh browser."""
+    from northstar.run.recovery import reconcile_run  # only recovery commands need it
+
+    async with open_host(browser or BrowserSettings()) as host:
+        return await reconcile_run(run_id, credential, request, host=host, journal=journal)
+
+
+async def resume(
+    run_id: str,
+    credential: str | None,
+    request: RunRequest,
+    journal: Journal,
+    *,
+    browser: BrowserSettings | None = None,
+    stop: StopSignal | None = None,
+    on_result: Callable[[IterationResult], None] = lambda result: None,
+) -> RunOutcome:
+    """Continue a run's remaining iterations once every outcome is settled."""
+    from northstar.run.recovery import resume_run
+
+    async with open_host(browser or BrowserSettings()) as host:
+        return await resume_run(
+            run_id, credential, request, host=host, journal=journal, stop=stop, on_result=on_result
+        )

@@ -1,0 +1,13 @@
+"""The BehaviorMonitor and what it reads: observations, fingerprints, screen changes.
+
+Owns:
+
+- ``observation``: a structured, redacted reading of one tab, as plain data.
+- ``fingerprints``: when two observations show the same state, two actions the same act.
+- ``behavior``: ``BehaviorMonitor``, an advisory ``LoopSignal`` on repetition or stagnation.
+- ``screen_change``: what appeared, disappeared and changed between two observations.
+
+Pure decisions over plain data: no I/O, no browser. May import ``northstar.recipe``,
+``northstar.errors`` and ``northstar.redaction``. Feeding a run's steps to the monitor is
+the run engine's job (``northstar.run.monitor_feed``).
+"""

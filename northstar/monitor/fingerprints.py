@@ -1,0 +1,307 @@
+"""Fingerprints: when two observations show the same state, when two actions are the same.
+
+Two readings of an unchanged tab must compare equal even though Playwright hands out a new
+snapshot and may renumber element references, so fingerprints leave out reference ids and
+snapshot ids. Two clicks on the same button must compare equal even when they went through
+different references, so an action on a reference is described by the role and name of the
+element in the observation it came from. Those descriptions are for comparison only: acting
+needs a reference from the tab's current observation (``resolve_reference``).
+
+Two fingerprints per observation:
+
+- ``fingerprint_observation``: exact. Tab role, URL, title, frame scope, every meaningful
+  node (role, name, value, states, link target), tables and media state.
+- ``observation_state_key``: coarse, for "have we been here before". It keeps what a person
+  would call the page's state (URL, roles, names, text and states such as checked or
+  expanded) and drops what churns while the state stays the same: typed values, focus,
+  playback position and clock times in text. A menu opened for the third time has the same
+  state key as the first time even though its DOM was rebuilt.
+
+Typed input enters only as a keyed digest (HMAC-SHA256 with a per-process key): a plain
+SHA-256 of a short password could be reversed by guessing, and digests are only ever compared
+within the process that made them. Input is never case-folded: "Foo" and "foo" differ.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import hmac
+import json
+import re
+import secrets
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from northstar.errors import StaleReference
+from northstar.monitor.observation import (
+    EDITABLE_ROLES,
+    ElementRef,
+    MediaState,
+    Node,
+    NodeStates,
+    Observation,
+)
+from northstar.recipe.model import PASSIVE_KINDS, Target
+
+__all__ = [
+    "ActionRecord",
+    "ObservationDigest",
+    "TargetDescription",
+    "describe_node",
+    "describe_recipe_target",
+    "digest_observation",
+    "digest_typed_input",
+    "fingerprint_action",
+    "fingerprint_observation",
+    "observation_state_key",
+    "resolve_reference",
+]
+
+_INPUT_KEY = secrets.token_bytes(32)
+# Clock times and ISO timestamps: they change while a page's state does not.
+_CLOCK = re.compile(
+    r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?"
+    r"|\b\d{1,2}:\d{2}(?::\d{2})?(?:\s?[AaPp]\.?[Mm]\.?)?\b"
+)
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+def _digest(payload: Any) -> str:
+    text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+# Observations
+
+
+@functools.lru_cache(maxsize=512)
+def _state_words(states: NodeStates) -> tuple[str, ...]:
+    """A node's states without focus; cached because pages repeat a few combinations."""
+    return states.labels(include_focus=False)
+
+
+def _media_exact(item: MediaState) -> list[Any]:
+    position = None if item.current_time is None else round(item.current_time)
+    return [
+        item.kind,
+        item.name,
+        item.src,
+        item.loaded,
+        item.paused,
+        item.ended,
+        item.muted,
+        position,
+    ]
+
+
+def _node_exact(node: Node) -> list[Any]:
+    states = _state_words(node.states)
+    return [len(node.path), node.role, node.name, node.value, node.url, states]
+
+
+def fingerprint_observation(observation: Observation) -> str:
+    """Exact fingerprint of what a tab shows; reference and snapshot ids are left out.
+
+    Focus is left out as well: clicking a button moves focus to it without changing the page.
+    The visible text is covered by the nodes it is read from.
+    """
+    return _digest(
+        [
+            observation.tab,
+            observation.url,
+            observation.title,
+            [[f.index, f.parent, f.name, f.url] for f in observation.frames],
+            [_node_exact(n) for n in observation.nodes if not n.structural],
+            [[t.name, t.headers, t.rows] for t in observation.tables],
+            [_media_exact(m) for m in observation.media],
+        ]
+    )
+
+
+def _coarse_text(text: str | None) -> str | None:
+    return None if text is None else _CLOCK.sub("<time>", text)
+
+
+def _node_coarse(node: Node) -> list[Any]:
+    value = None if node.role in EDITABLE_ROLES else _coarse_text(node.value)
+    states = _state_words(node.states)
+    return [len(node.path), node.role, _coarse_text(node.name), value, states]
+
+
+def observation_state_key(observation: Observation) -> str:
+    """Coarse key of the page's state: equal for revisits of the same state (module doc)."""
+    return _digest(
+        [
+            observation.tab,
+            observation.url,
+            [_node_coarse(n) for n in observation.nodes if not n.structural],
+            [[m.kind, m.name, m.src, m.paused, m.muted] for m in observation.media],
+        ]
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ObservationDigest:
+    """What the monitor keeps of an observation: its tab and two fingerprints."""
+
+    tab: str
+    fingerprint: str
+    state_key: str
+
+
+def digest_observation(observation: Observation) -> ObservationDigest:
+    """Both fingerprints of an observation, computed once."""
+    return ObservationDigest(
+        tab=observation.tab,
+        fingerprint=fingerprint_observation(observation),
+        state_key=observation_state_key(observation),
+    )
+
+
+# References
+
+
+def resolve_reference(observation: Observation, ref: str | ElementRef) -> Node:
+    """The node ``ref`` names in the tab's current observation, or ``StaleReference``.
+
+    A reference from an older snapshot may point at an element that is gone or has changed,
+    so it is refused even when the same id exists now; observe again and use the new one.
+    """
+    if isinstance(ref, ElementRef):
+        if ref.snapshot_id != observation.snapshot_id:
+            raise StaleReference(
+                f"reference {ref.ref!r} belongs to an earlier observation of the tab; "
+                "observe the tab again and use a reference from the new observation",
+                tab=observation.tab,
+            )
+        ref = ref.ref
+    node = observation.node_for_ref(ref)
+    if node is None:
+        raise StaleReference(
+            f"reference {ref!r} is not in the current observation of the tab; "
+            "observe the tab again and use a reference from the new observation",
+            tab=observation.tab,
+        )
+    return node
+
+
+# Actions
+
+
+class TargetDescription(_Frozen):
+    """The role and name of an action's target: for comparing actions, never for acting.
+
+    ``sensitive`` marks a password field, whose name must not appear in any report.
+    """
+
+    role: str
+    name: str = ""
+    sensitive: bool = False
+
+
+def describe_node(node: Node) -> TargetDescription:
+    """The semantic description of a node, without its reference."""
+    return TargetDescription(role=node.role, name=node.name, sensitive=node.sensitive)
+
+
+def describe_recipe_target(target: Target) -> TargetDescription:
+    """A recipe target as a description; locators other than role use their kind as role.
+
+    Scopes (``within``, ``frame``) are left out: the description says what is acted on,
+    not where it was looked for.
+    """
+    if target.role is not None:
+        return TargetDescription(role=target.role, name=target.name or "")
+    for kind in ("label", "placeholder", "text", "test_id", "css"):
+        value = getattr(target, kind)
+        if value is not None:
+            return TargetDescription(role=kind, name=str(value))
+    return TargetDescription(role="unknown")
+
+
+def digest_typed_input(text: str) -> str:
+    """Keyed SHA-256 digest of typed text, a key or a destination; never case-folded."""
+    return hmac.new(_INPUT_KEY, text.encode("utf-8"), hashlib.sha256).hexdigest()
+
+
+class ActionRecord(_Frozen):
+    """One step the runner or an agent took on a tab, as the monitor sees it.
+
+    ``executed`` is false for an action that was planned but never dispatched; the monitor
+    ignores those. ``input_digest`` is the digest of typed text (see
+    ``digest_typed_input``); the record never holds the text itself.
+    """
+
+    kind: str = Field(min_length=1)
+    tab: str
+    url: str = ""
+    target: TargetDescription | None = None
+    input_digest: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
+    executed: bool
+
+    @property
+    def is_passive(self) -> bool:
+        """Passive steps (waits, checks, extraction) change nothing on the page."""
+        return self.kind in PASSIVE_KINDS
+
+    @classmethod
+    def create(
+        cls,
+        kind: str,
+        *,
+        tab: str,
+        executed: bool,
+        url: str = "",
+        target: TargetDescription | None = None,
+        typed: str | None = None,
+    ) -> ActionRecord:
+        """A record whose typed input (text, key or destination) is digested here."""
+        digest = None if typed is None else digest_typed_input(typed)
+        return cls(
+            kind=kind, tab=tab, url=url, target=target, input_digest=digest, executed=executed
+        )
+
+    @classmethod
+    def on_reference(
+        cls,
+        kind: str,
+        observation: Observation,
+        ref: str | ElementRef,
+        *,
+        executed: bool,
+        typed: str | None = None,
+    ) -> ActionRecord:
+        """A record for an action on a reference, described by its node in ``observation``.
+
+        Raises ``StaleReference`` when the reference is not in that observation.
+        """
+        node = resolve_reference(observation, ref)
+        target = describe_node(node)
+        return cls.create(
+            kind,
+            tab=observation.tab,
+            url=observation.url,
+            target=target,
+            typed=typed,
+            executed=executed,
+        )
+
+
+def fingerprint_action(action: ActionRecord) -> str:
+    """Fingerprint of what an action does: tab, kind, page URL, target and typed input."""
+    target = action.target
+    return _digest(
+        [
+            action.tab,
+            action.kind,
+            action.url,
+            None if target is None else [target.role, target.name],
+            action.input_digest,
+        ]
+    )

@@ -1,0 +1,175 @@
+"""Screen changes: what appeared, disappeared and changed between two readings of a tab.
+
+A screen change tells an agent what its last action did without sending the whole page
+again. Nodes are matched by their path of ``role "name"`` labels (plus the text of unnamed
+nodes, so a list that gained an entry shows one added item rather than every entry
+"changed"); a named node whose value or states differ is "changed". Media elements are
+compared the same way. Nothing in a screen change can be acted on: it holds labels, values
+and states, never element references; the agent acts on the current observation.
+
+The summary is bounded by ``ScreenChangeSettings.max_items``; ``left_off`` says how many
+items did not fit. Changed items come first, then added, then removed, each in page order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from northstar.monitor.observation import MediaState, Node, Observation, node_label
+
+__all__ = ["NodeView", "ScreenChange", "ScreenChangeItem", "ScreenChangeSettings", "screen_change"]
+
+_NodeKey = tuple[tuple[str, ...], str | None, int]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class ScreenChangeSettings(_Frozen):
+    """How much a screen change may hold."""
+
+    max_items: int = Field(40, ge=1, le=10_000)
+
+
+class NodeView(_Frozen):
+    """What a node showed: its value and states, without anything to act on."""
+
+    value: str | None = None
+    states: tuple[str, ...] = ()
+
+
+class ScreenChangeItem(_Frozen):
+    """One added, removed or changed node (or media element), by its path."""
+
+    change: Literal["added", "removed", "changed"]
+    path: tuple[str, ...]
+    role: str
+    name: str
+    before: NodeView | None = None
+    after: NodeView | None = None
+
+
+class ScreenChange(_Frozen):
+    """The difference between two observations of one tab (see the module docstring)."""
+
+    tab: str
+    url_before: str
+    url_after: str
+    added: tuple[ScreenChangeItem, ...] = ()
+    removed: tuple[ScreenChangeItem, ...] = ()
+    changed: tuple[ScreenChangeItem, ...] = ()
+    left_off: int = 0
+
+    @property
+    def is_empty(self) -> bool:
+        """True when nothing on the tab differs, URL included."""
+        nothing = not (self.added or self.removed or self.changed or self.left_off)
+        return nothing and self.url_before == self.url_after
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    """A comparable node or media element; internal, never leaves this module."""
+
+    path: tuple[str, ...]
+    role: str
+    name: str
+    view: NodeView
+
+
+def _node_entry(node: Node) -> _Entry:
+    view = NodeView(value=node.value, states=node.states.labels(include_focus=False))
+    return _Entry(node.path, node.role, node.name, view)
+
+
+def _media_entry(item: MediaState) -> _Entry:
+    states = tuple(
+        f"{flag}={getattr(item, flag)}".lower()
+        for flag in ("loaded", "paused", "ended", "muted")
+        if getattr(item, flag) is not None
+    )
+    view = NodeView(value=item.src or None, states=states)
+    label = node_label(item.kind, item.name)
+    return _Entry(("media", label), item.kind, item.name, view)
+
+
+def _entries(observation: Observation) -> Iterator[_Entry]:
+    for node in observation.nodes:
+        if not node.structural:
+            yield _node_entry(node)
+    for item in observation.media:
+        yield _media_entry(item)
+
+
+def _keyed(entries: Iterable[_Entry]) -> dict[_NodeKey, _Entry]:
+    """Entries by path, the text of unnamed nodes, and occurrence among equal keys."""
+    keyed: dict[_NodeKey, _Entry] = {}
+    occurrences: dict[tuple[tuple[str, ...], str | None], int] = {}
+    for entry in entries:
+        content = entry.view.value if not entry.name else None
+        base = (entry.path, content)
+        count = occurrences.get(base, 0)
+        occurrences[base] = count + 1
+        keyed[(entry.path, content, count)] = entry
+    return keyed
+
+
+_Change = Literal["added", "removed", "changed"]
+_Difference = tuple[_Change, _Entry, NodeView | None, NodeView | None]
+
+
+def _differences(old: dict[_NodeKey, _Entry], new: dict[_NodeKey, _Entry]) -> list[_Difference]:
+    """Changed, then added, then removed; each in page order."""
+    changed: list[_Difference] = [
+        ("changed", entry, old[key].view, entry.view)
+        for key, entry in new.items()
+        if key in old and old[key].view != entry.view
+    ]
+    added: list[_Difference] = [
+        ("added", entry, None, entry.view) for key, entry in new.items() if key not in old
+    ]
+    removed: list[_Difference] = [
+        ("removed", entry, entry.view, None) for key, entry in old.items() if key not in new
+    ]
+    return changed + added + removed
+
+
+def _item(difference: _Difference) -> ScreenChangeItem:
+    change, entry, before, after = difference
+    return ScreenChangeItem(
+        change=change,
+        path=entry.path,
+        role=entry.role,
+        name=entry.name,
+        before=before,
+        after=after,
+    )
+
+
+def screen_change(
+    before: Observation, after: Observation, settings: ScreenChangeSettings | None = None
+) -> ScreenChange:
+    """What changed on one tab from ``before`` to ``after``, bounded in size.
+
+    Raises ``ValueError`` when the observations are of different tabs: a difference between
+    two tabs means nothing.
+    """
+    if before.tab != after.tab:
+        raise ValueError(f"a screen change compares one tab; got {before.tab!r} and {after.tab!r}")
+    limit = (settings or ScreenChangeSettings()).max_items
+    differences = _differences(_keyed(_entries(before)), _keyed(_entries(after)))
+    kept = [_item(d) for d in differences[:limit]]
+    return ScreenChange(
+        tab=after.tab,
+        url_before=before.url,
+        url_after=after.url,
+        added=tuple(i for i in kept if i.change == "added"),
+        removed=tuple(i for i in kept if i.change == "removed"),
+        changed=tuple(i for i in kept if i.change == "changed"),
+        left_off=len(differences) - len(kept),
+    )

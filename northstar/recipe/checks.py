@@ -1,0 +1,248 @@
+"""The checks ``prepare`` runs on a recipe before any parameter value is known.
+
+Parameter names and defaults, step ids, tab roles and the steps that open popups, the
+rules of a submitting step, output names, templates and regexes. Each error names the
+field path it rejects; ``placed`` adds that path's line and column. They live here so
+that ``northstar.plan.compiler`` reads as the list of what is checked.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from northstar.errors import NorthstarError, RecipeInvalid
+from northstar.recipe.loader import Positions, format_path
+from northstar.recipe.model import Check, Recipe
+from northstar.recipe.params import BUILTIN_NAMES, coerce_params
+from northstar.recipe.templates import TemplateError, template_names
+
+__all__ = [
+    "NOT_TEMPLATED",
+    "REGEX_FIELDS",
+    "check_output_names",
+    "check_param_defaults",
+    "check_param_names",
+    "check_steps",
+    "check_tabs",
+    "check_templates",
+    "placed",
+]
+
+# Fields that name things rather than carry page content: never templated.
+NOT_TEMPLATED = frozenset({"id", "tab", "opened_by", "description", "effect", "name_"})
+REGEX_FIELDS = frozenset({"url_regex", "regex"})
+_LAST_SEGMENT = re.compile(r"(\.[^.\[\]]+|\[\d+\])$")
+
+
+def placed(error: RecipeInvalid, positions: Positions) -> RecipeInvalid:
+    """Add the line and column of the error's field path (or of its nearest parent)."""
+    path = str(error.context.get("path", ""))
+    while path and path not in positions:
+        parent = _LAST_SEGMENT.sub("", path)
+        path = parent if parent != path else ""
+    if path:
+        line, column = positions[path]
+        error.context.setdefault("line", line)
+        error.context.setdefault("column", column)
+    return error
+
+
+def _invalid(source: str, path: str, message: str, fix: str) -> RecipeInvalid:
+    return RecipeInvalid(f"{path}: {message}", file=source, path=path, fix=fix)
+
+
+def check_param_names(recipe: Recipe, source: str) -> None:
+    for name in recipe.params:
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) or name in BUILTIN_NAMES:
+            raise _invalid(
+                source,
+                f"params.{name}",
+                "a parameter name must be a plain name and not a built-in "
+                f"({', '.join(sorted(BUILTIN_NAMES))})",
+                "Rename the parameter, for example to `my_title`.",
+            )
+
+
+def check_param_defaults(recipe: Recipe, source: str) -> None:
+    """A default must be a value of its parameter's type (a file default is read at bind)."""
+    for name, param in recipe.params.items():
+        if param.default is None or param.type == "file":
+            continue
+        try:
+            coerce_params({name: param}, {})
+        except NorthstarError as exc:
+            raise _invalid(
+                source,
+                f"params.{name}.default",
+                exc.message,
+                "Give a default of the declared type.",
+            ) from None
+
+
+def check_steps(recipe: Recipe, source: str) -> None:
+    seen: set[str] = set()
+    for i, step in enumerate(recipe.steps):
+        if step.id in seen:
+            raise _invalid(
+                source,
+                f"steps[{i}].id",
+                f"duplicate step id {step.id!r}",
+                "Give each step a unique id.",
+            )
+        seen.add(step.id)
+        if step.tab not in recipe.tabs:
+            raise _invalid(
+                source,
+                f"steps[{i}].tab",
+                f"unknown tab role {step.tab!r} (roles: {', '.join(recipe.tabs)})",
+                "Declare the role under `tabs:` or use one of the declared roles.",
+            )
+        if step.effect == "submit" and not step.expect:
+            raise _invalid(
+                source,
+                f"steps[{i}].expect",
+                "a submit step must say how its outcome is verified",
+                "Add an `expect:` list (for example a url or a visible confirmation).",
+            )
+        if step.effect == "submit" and step.is_passive:
+            raise _invalid(
+                source, f"steps[{i}].effect", "a passive step cannot submit", "Remove `effect`."
+            )
+        for j, check in enumerate(step.expect):
+            _check_check_tab(recipe, check, f"steps[{i}].expect[{j}]", source, required=False)
+        for j, probe in enumerate(step.reconcile):
+            if probe.check is not None:
+                path = f"steps[{i}].reconcile[{j}].check"
+                _check_check_tab(recipe, probe.check, path, source, required=False)
+    for j, check in enumerate(recipe.done_when):
+        _check_check_tab(recipe, check, f"done_when[{j}]", source, required=True)
+    for name, output in recipe.outputs.items():
+        if output.tab not in recipe.tabs:
+            raise _invalid(
+                source,
+                f"outputs.{name}.tab",
+                f"unknown tab role {output.tab!r}",
+                "Use a declared role.",
+            )
+
+
+def check_output_names(recipe: Recipe, source: str) -> None:
+    """Each output name is produced once: by one ``extract`` step or one ``outputs`` entry."""
+    seen: set[str] = set()
+    for i, step in enumerate(recipe.steps):
+        if step.extract is not None:
+            if step.extract.as_ in seen:
+                raise _duplicate_output(source, f"steps[{i}].extract.as", step.extract.as_)
+            seen.add(step.extract.as_)
+    for name in recipe.outputs:
+        if name in seen:
+            raise _duplicate_output(source, f"outputs.{name}", name)
+
+
+def _duplicate_output(source: str, path: str, name: str) -> RecipeInvalid:
+    return _invalid(
+        source, path, f"the output {name!r} is already produced", "Give each output its own name."
+    )
+
+
+def _check_check_tab(recipe: Recipe, check: Check, path: str, source: str, required: bool) -> None:
+    if check.tab is None and required:
+        raise _invalid(source, f"{path}.tab", "a done_when check must name its tab", "Add `tab:`.")
+    if check.tab is not None and check.tab not in recipe.tabs:
+        raise _invalid(
+            source, f"{path}.tab", f"unknown tab role {check.tab!r}", "Use a declared tab role."
+        )
+
+
+def check_tabs(recipe: Recipe, source: str) -> None:
+    index = {step.id: i for i, step in enumerate(recipe.steps)}
+    opened: dict[str, str] = {}
+    for role, tab in recipe.tabs.items():
+        if tab.opened_by is None:
+            continue
+        path = f"tabs.{role}.opened_by"
+        if tab.opened_by not in index:
+            raise _invalid(
+                source, path, f"no step {tab.opened_by!r} opens this tab", "Name an existing step."
+            )
+        if tab.opened_by in opened:
+            raise _invalid(
+                source,
+                path,
+                f"step {tab.opened_by!r} already opens tab {opened[tab.opened_by]!r}",
+                "A step opens at most one popup; name another step.",
+            )
+        opened[tab.opened_by] = role
+        _check_opener(recipe, role, index[tab.opened_by], path, source)
+
+
+def _check_opener(recipe: Recipe, role: str, at: int, path: str, source: str) -> None:
+    opener = recipe.steps[at]
+    if opener.tab == role:
+        raise _invalid(
+            source,
+            path,
+            f"step {opener.id!r} runs on the tab it opens",
+            "Open it from another tab.",
+        )
+    first_use = next((i for i, s in enumerate(recipe.steps) if s.tab == role), None)
+    if first_use is not None and first_use < at:
+        raise _invalid(
+            source,
+            path,
+            f"step {opener.id!r} comes after the first step on tab {role!r}",
+            "The opening step must come before any step on its popup tab.",
+        )
+    if opener.kind not in ("click", "press"):
+        raise _invalid(source, path, f"step {opener.id!r} cannot open a popup", "Use a click step.")
+
+
+def check_templates(recipe: Recipe, source: str) -> set[str]:
+    known = set(recipe.params) | BUILTIN_NAMES
+    used: set[str] = set()
+    for loc, key, text in _strings(recipe.model_dump(by_alias=True), ()):
+        path = format_path(loc)
+        if key in REGEX_FIELDS:
+            _check_regex(text, path, source)
+            continue
+        try:
+            names = template_names(text)
+        except TemplateError as exc:
+            raise _invalid(source, path, str(exc), "Write templates as {{ name }}.") from None
+        unknown = names - known
+        if unknown:
+            raise _invalid(
+                source,
+                path,
+                f"unknown name {{{{ {sorted(unknown)[0]} }}}} in template",
+                f"Declare it under `params:` (known: {', '.join(sorted(known))}).",
+            )
+        used |= names
+    return used
+
+
+def _check_regex(text: str, path: str, source: str) -> None:
+    try:
+        re.compile(text)
+    except (re.error, RecursionError, OverflowError) as exc:
+        raise _invalid(
+            source, path, f"invalid regular expression: {exc}", "Fix the regex."
+        ) from None
+
+
+def _strings(
+    value: Any, loc: tuple[str | int, ...]
+) -> Iterator[tuple[tuple[str | int, ...], str, str]]:
+    """Every templated string in dumped recipe data, with its path and field name."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key not in NOT_TEMPLATED and not (loc and loc[0] == "params"):
+                yield from _strings(item, (*loc, key))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from _strings(item, (*loc, i))
+    elif isinstance(value, str) and loc:
+        key = next((p for p in reversed(loc) if isinstance(p, str)), "")
+        yield loc, key, value

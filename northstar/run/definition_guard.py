@@ -1,0 +1,63 @@
+"""A run's binding: the definition and the selected files it started with.
+
+Before every iteration the binding is checked again; a recipe whose definition changed
+stops the run with ``DEFINITION_CHANGED``, a selected file (an upload) whose bytes
+changed with ``FILE_CHANGED``, before the iteration dispatches anything.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from northstar.errors import DefinitionChanged, FileChanged, NorthstarError
+from northstar.plan.compiler import recipe_hash
+from northstar.plan.model import Plan
+from northstar.recipe.loader import load_recipe
+
+__all__ = ["RunBinding"]
+
+
+class RunBinding:
+    """The recipe's definition and the selected files as they were when the run started.
+
+    The definition is the canonical recipe (``recipe_hash``), so an edit that changes
+    nothing (a comment, spacing) does not stop a run; the file is only re-read when its
+    size or modification time changed.
+    """
+
+    def __init__(self, recipe_path: Path, recipe_digest: str) -> None:
+        self.recipe_path = recipe_path
+        self.recipe_digest = recipe_digest
+        self._seen = _file_stamp(recipe_path)
+        self.files: dict[str, str] = {}
+
+    def check(self, plan: Plan) -> None:
+        stamp = _file_stamp(self.recipe_path)
+        if stamp != self._seen:
+            if self._current_digest() != self.recipe_digest:
+                raise DefinitionChanged(
+                    f"the recipe {self.recipe_path} changed on disk since the run started",
+                    iteration=plan.iteration,
+                )
+            self._seen = stamp
+        for path, digest in plan.files:
+            known = self.files.setdefault(path, digest)
+            if known != digest:
+                raise FileChanged(
+                    f"the selected file {path} changed since the run started",
+                    iteration=plan.iteration,
+                )
+
+    def _current_digest(self) -> str | None:
+        try:
+            return recipe_hash(load_recipe(self.recipe_path))
+        except NorthstarError:
+            return None  # no longer a valid recipe: certainly not the same definition
+
+
+def _file_stamp(path: Path) -> tuple[int, int] | None:
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return (stat.st_size, stat.st_mtime_ns)

@@ -1,0 +1,398 @@
+"""A run: the journal, the binding, the runner and the repeat loop put together.
+
+``execute_run`` is the one place where iterations of a stored recipe are started. It
+opens a run in the journal, then for each iteration checks the binding, renders the
+plan from that iteration's row, runs it with the journal recording every step, saves the
+outputs (an output that cannot be saved leaves the iteration ``needs_review``) and
+records the verdict before the next iteration may start.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import structlog
+
+from northstar.browser import BrowserHost, BrowserSession
+from northstar.errors import (
+    NorthstarError,
+    OutputSaveFailed,
+    ProgramIterationNotVerified,
+)
+from northstar.journal import Journal
+from northstar.journal.paths import run_artifacts_dir
+from northstar.logs import secret_values
+from northstar.plan.compiler import CompiledRecipe, bind
+from northstar.plan.model import Plan
+from northstar.recipe.params import params_fingerprint
+from northstar.redaction import redact
+from northstar.results import IterationResult, IterationState
+from northstar.run.definition_guard import RunBinding
+from northstar.run.failpoints import failpoint_from_environ
+from northstar.run.hooks import hooks_for
+from northstar.run.repeat import RepeatOptions, RepeatSummary, repeat_program
+from northstar.run.runner import ProgramRunner
+
+if TYPE_CHECKING:
+    from northstar.run.monitor_feed import StepMonitor
+
+__all__ = [
+    "RunOutcome",
+    "RunRequest",
+    "StopSignal",
+    "assign_lanes",
+    "continue_run",
+    "execute_run",
+    "merge_summaries",
+    "open_run",
+    "rows_fingerprint",
+    "run_status",
+]
+
+log = structlog.get_logger("northstar.run.execution")
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """Everything a run needs, validated before any browser starts."""
+
+    recipe_path: Path
+    compiled: CompiledRecipe
+    rows: Sequence[Mapping[str, Any]]
+    repeat: RepeatOptions
+    base_url: str | None = None
+    project: str = "default"
+    profile: str | None = None
+    concurrency: int = 1
+    fail_fast: bool = False
+    keep_context: bool = False
+    monitor: bool = False  # feed each lane's steps and observations to a BehaviorMonitor
+
+    def row_for(self, number: int) -> Mapping[str, Any]:
+        """Iteration ``number``'s values: its own row, or the one constant row."""
+        return self.rows[number - 1] if len(self.rows) > 1 else self.rows[0]
+
+
+class StopSignal:
+    """Set by Ctrl-C / SIGTERM: the current step finishes, nothing new starts."""
+
+    def __init__(self) -> None:
+        self._event = asyncio.Event()
+
+    def request(self) -> None:
+        self._event.set()
+
+    @property
+    def requested(self) -> bool:
+        return self._event.is_set()
+
+    async def wait(self, seconds: float) -> None:
+        """Wait ``seconds`` (the interval between iterations) unless a stop comes first."""
+        try:
+            await asyncio.wait_for(self._event.wait(), timeout=seconds)
+        except TimeoutError:
+            return
+
+
+@dataclass
+class RunOutcome:
+    """What happened: the journal's run id, the verified part, and the stopping result."""
+
+    run_id: str
+    credential: str = field(repr=False)
+    status: str
+    summary: RepeatSummary
+    results: list[IterationResult]
+    error: NorthstarError | None = None
+    artifacts: Path | None = None
+
+
+_STATUS_OF_STATE = (
+    (IterationState.UNKNOWN, "blocked"),
+    (IterationState.NEEDS_REVIEW, "needs_review"),
+    (IterationState.FAILED, "failed"),
+    (IterationState.STOPPED, "stopped"),
+)
+
+
+def run_status(results: Sequence[IterationResult], *, all_verified: bool, stopped: bool) -> str:
+    """The run's status: the most serious state among its iterations, worst first.
+
+    An unknown outcome blocks the run; then needs review, failed, stopped. A run whose
+    iterations all verified but which did not do all of them was stopped.
+    """
+    states = {result.state for result in results}
+    for state, status in _STATUS_OF_STATE:
+        if state in states:
+            return status
+    return "verified" if all_verified or not stopped else "stopped"
+
+
+class _RunContext:
+    """One run's state shared by its iterations (journal, runner, artifacts folder)."""
+
+    def __init__(
+        self,
+        request: RunRequest,
+        host: BrowserHost,
+        journal: Journal,
+        stop: StopSignal,
+        on_result: Callable[[IterationResult], None],
+        run_id: str,
+    ) -> None:
+        self.request = request
+        self.journal = journal
+        self.stop = stop
+        self.on_result = on_result
+        self.run_id = run_id
+        self.host = host
+        self._halt = False
+        self.binding = RunBinding(request.recipe_path, request.compiled.recipe_hash)
+        self.results: list[IterationResult] = []
+        self.artifacts = run_artifacts_dir(journal.path, run_id)
+        self._hooks = hooks_for(host, self.artifacts)  # --step, --trace...: the host's settings
+        self.runner = self._new_runner()
+        self._lane_runners: dict[int, ProgramRunner] = {}
+
+    def _new_runner(self, monitor: StepMonitor | None = None) -> ProgramRunner:
+        return ProgramRunner(
+            self.host,
+            recorder=self.journal.recorder(self.run_id),
+            should_stop=lambda: self.stop.requested,
+            on_failure=self._save_screenshots,
+            failpoint=failpoint_from_environ(),
+            hooks=self._hooks,
+            monitor=monitor,
+        )
+
+    def runner_for(self, lane: int) -> ProgramRunner:
+        """The shared runner, or with ``monitor`` one per lane (a monitor follows one lane)."""
+        if not self.request.monitor:
+            return self.runner
+        if lane not in self._lane_runners:
+            from northstar.monitor.behavior import BehaviorMonitor  # loaded only when asked for
+            from northstar.run.monitor_feed import StepMonitor as Monitor
+
+            self._lane_runners[lane] = self._new_runner(Monitor(BehaviorMonitor(), observe=True))
+        return self._lane_runners[lane]
+
+    def halted(self) -> bool:
+        """A stop was asked for, or another lane failed under ``fail_fast``."""
+        return self.stop.requested or self._halt
+
+    async def lane(
+        self, lane: int, numbers: list[int]
+    ) -> tuple[RepeatSummary, NorthstarError | None]:
+        """One lane's share of the iterations, each verified before the next starts."""
+        structlog.contextvars.bind_contextvars(lane=lane)
+        async with AsyncExitStack() as stack:
+            kept = None
+            if self.request.keep_context:
+                kept = await stack.enter_async_context(self.host.session(self.plan(numbers[0])))
+            try:
+                summary = await repeat_program(
+                    lambda number: self.iteration(number, lane=lane, session=kept),
+                    self.request.repeat,
+                    sleep=self.stop.wait,
+                    should_stop=self.halted,
+                    numbers=numbers,
+                )
+            except ProgramIterationNotVerified as exc:
+                self._halt = self._halt or self.request.fail_fast
+                return exc.verified, exc
+            except NorthstarError as exc:  # the binding broke: every lane stops
+                self._halt = True
+                self.journal.event(self.run_id, "run_stopped", code=exc.code, message=exc.message)
+                return RepeatSummary(requested=len(numbers)), exc.with_context(run_id=self.run_id)
+        return summary, None
+
+    def plan(self, number: int) -> Plan:
+        values = self.request.row_for(number)
+        return bind(self.request.compiled, values, base_url=self.request.base_url, iteration=number)
+
+    async def iteration(
+        self, number: int, *, lane: int = 1, session: BrowserSession | None = None
+    ) -> IterationResult:
+        if self.journal.iteration_state(self.run_id, number) is IterationState.VERIFIED:
+            # Verified before a resume (e.g. by reconciliation): never done twice.
+            return IterationResult(number, IterationState.VERIFIED, reason="verified earlier")
+        plan = self.plan(number)
+        token = secret_values.set(plan.secrets)
+        structlog.contextvars.bind_contextvars(run_id=self.run_id, iteration=number)
+        try:
+            result = await self._run_checked(plan, lane, session)
+        finally:
+            secret_values.reset(token)
+        self.results.append(result)
+        self.on_result(result)
+        return result
+
+    async def _run_checked(
+        self, plan: Plan, lane: int, session: BrowserSession | None
+    ) -> IterationResult:
+        number = plan.iteration
+        self.binding.check(plan)
+        self.journal.start_iteration(
+            self.run_id, number, params_fingerprint=plan.params_fingerprint, lane=lane
+        )
+        log.info("iteration_started")
+        result = await self.runner_for(lane).run_iteration(plan, session=session)
+        for signal in result.signals:  # advice for the report and the agent path
+            self.journal.event(self.run_id, "loop_signal", iteration=number, **signal)
+        if result.verified:
+            result = self._save_outputs(result)
+        self.journal.finish_iteration(self.run_id, result, secrets=plan.secrets)
+        log.info("iteration_finished", state=str(result.state), reason=result.reason_code)
+        return result
+
+    def _save_outputs(self, result: IterationResult) -> IterationResult:
+        """Write the outputs file and journal rows; failure means the run needs review."""
+        try:
+            self.artifacts.mkdir(parents=True, exist_ok=True)
+            path = self.artifacts / f"iteration-{result.iteration:04d}.json"
+            path.write_text(json.dumps(dict(result.outputs), indent=2, sort_keys=True))
+            self.journal.save_outputs(self.run_id, result.iteration, result.outputs)
+        except (OSError, NorthstarError) as exc:
+            error = OutputSaveFailed(
+                f"outputs of iteration {result.iteration} could not be saved: "
+                f"{exc.__class__.__name__}",
+                iteration=result.iteration,
+            )
+            return IterationResult(
+                iteration=result.iteration,
+                state=IterationState.NEEDS_REVIEW,
+                steps=result.steps,
+                outputs=result.outputs,
+                duration_ms=result.duration_ms,
+                reason_code=error.code,
+                reason=error.message,
+                model_calls=result.model_calls,
+            )
+        return result
+
+    def _save_screenshots(self, plan: Plan, shots: Mapping[str, bytes]) -> None:
+        """Screenshots of each tab role at a failure; a failure to save is only logged."""
+        try:
+            self.artifacts.mkdir(parents=True, exist_ok=True)
+            for role, png in shots.items():
+                name = f"iteration-{plan.iteration:04d}-failure-{role}.png"
+                (self.artifacts / name).write_bytes(png)
+        except OSError as exc:
+            log.warning("screenshot_not_saved", error=redact(str(exc), plan.secrets))
+
+
+def rows_fingerprint(request: RunRequest) -> str:
+    """One digest over every row's parameter fingerprint (secrets hashed first)."""
+    specs = request.compiled.recipe.params
+    parts = [params_fingerprint(specs, row) for row in request.rows]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+def open_run(request: RunRequest, journal: Journal) -> tuple[str, str]:
+    """Record a new run bound to the request; returns ``(run_id, credential)``.
+
+    The credential is also written to ``runs/RUN_ID/credential`` (mode 0600) so that the
+    person who started the run can reconcile or resume it; it is never logged.
+    """
+    run_id, credential = journal.create_run(
+        recipe_path=str(request.recipe_path.resolve()),
+        recipe_name=request.compiled.recipe.name,
+        definition_hash=request.compiled.recipe_hash,
+        project=request.project,
+        profile=request.profile or "",
+        params_fingerprint=rows_fingerprint(request),
+        total_iterations=request.repeat.count,
+        options={
+            "interval_s": request.repeat.interval_s,
+            "base_url": request.base_url,
+            "concurrency": request.concurrency,  # a resume deals its rest over as many lanes
+            "fail_fast": request.fail_fast,
+            "keep_context": request.keep_context,
+        },
+    )
+    _save_credential(run_artifacts_dir(journal.path, run_id), credential)
+    return run_id, credential
+
+
+def _save_credential(folder: Path, credential: str) -> None:
+    """Only the owner may read it; if it cannot be written, ``--credential`` is the way."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        handle = os.open(folder / "credential", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(handle, "w") as file:
+            file.write(credential)
+    except OSError as exc:
+        log.warning("credential_not_saved", folder=str(folder), error=exc.__class__.__name__)
+
+
+async def execute_run(
+    request: RunRequest,
+    *,
+    host: BrowserHost,
+    journal: Journal,
+    stop: StopSignal | None = None,
+    on_result: Callable[[IterationResult], None] = lambda result: None,
+    on_start: Callable[[str], None] = lambda run_id: None,
+) -> RunOutcome:
+    """Start a run and do every requested iteration; stop at the first not verified."""
+    run_id, credential = open_run(request, journal)
+    on_start(run_id)
+    return await continue_run(
+        request, run_id, credential, host=host, journal=journal, stop=stop, on_result=on_result
+    )
+
+
+def assign_lanes(numbers: Sequence[int], lanes: int) -> list[list[int]]:
+    """Deal iterations to lanes in turn (1, 2, 1, 2, ...), so early rows run early."""
+    count = max(1, min(lanes, len(numbers)))
+    return [list(numbers[lane::count]) for lane in range(count)]
+
+
+def merge_summaries(requested: int, parts: Sequence[RepeatSummary]) -> RepeatSummary:
+    """One summary of every lane's verified iterations, in iteration order."""
+    verified = sorted((r for part in parts for r in part.verified), key=lambda r: r.iteration)
+    return RepeatSummary.of(requested, verified)
+
+
+async def continue_run(
+    request: RunRequest,
+    run_id: str,
+    credential: str,
+    *,
+    host: BrowserHost,
+    journal: Journal,
+    numbers: Sequence[int] | None = None,
+    stop: StopSignal | None = None,
+    on_result: Callable[[IterationResult], None] = lambda result: None,
+) -> RunOutcome:
+    """Do the given iterations of a recorded run (every one of a new run; a resume's rest).
+
+    With ``concurrency`` K the iterations are dealt to K lanes that share the browser;
+    each lane verifies an iteration before it starts its next. A lane that stops at an
+    unverified iteration leaves the others going, unless ``fail_fast``; a broken binding
+    stops every lane.
+    """
+    run = _RunContext(request, host, journal, stop or StopSignal(), on_result, run_id)
+    numbers = list(range(1, request.repeat.count + 1) if numbers is None else numbers)
+    lanes = assign_lanes(numbers, request.concurrency)
+    ended = await asyncio.gather(
+        *(run.lane(lane, share) for lane, share in enumerate(lanes, start=1))
+    )
+    summary = merge_summaries(len(numbers), [part for part, _ in ended])
+    errors = [error for _, error in ended if error is not None]
+    results = sorted(run.results, key=lambda result: result.iteration)
+    status = run_status(results, all_verified=summary.all_verified, stopped=run.halted())
+    if any(not isinstance(error, ProgramIterationNotVerified) for error in errors):
+        status = "failed"  # the binding broke: no iteration of this run may go on
+    journal.finish_run(run_id, status)
+    structlog.contextvars.unbind_contextvars("run_id", "iteration", "lane")
+    error = min(errors, key=lambda e: e.context.get("iteration") or 0) if errors else None
+    return RunOutcome(run_id, credential, status, summary, results, error, run.artifacts)

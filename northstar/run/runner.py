@@ -1,0 +1,449 @@
+"""ProgramRunner: one iteration of a plan against a browser session, step by step.
+
+The runner knows the order of things (open the role's tab, act, check the step's
+expectations, then ``done_when`` and outputs) and turns every ``NorthstarError`` into a
+recorded step failure. It never retries a submission and never clicks "something close":
+the adapter raises, the runner records, the iteration is not verified.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Protocol
+
+import structlog
+
+from northstar.browser import BrowserHost, BrowserSession
+from northstar.errors import ExpectationFailed, NorthstarError, OutcomeUnknown, TabClosed
+from northstar.plan.model import BoundStep, Plan
+from northstar.recipe.model import Check, FieldValueCheck
+from northstar.results import Evidence, IterationResult, IterationState, StepResult, StepStatus
+from northstar.run.failpoints import Failpoint, no_failpoint
+from northstar.run.hooks import IterationHooks, NoHooks
+from northstar.run.retry import DEFAULT_RETRY, retrying
+
+if TYPE_CHECKING:
+    from northstar.run.monitor_feed import StepMonitor
+
+__all__ = ["IterationRecorder", "NullRecorder", "ProgramRunner", "apply_regex"]
+
+log = structlog.get_logger("northstar.run.runner")
+
+
+class IterationRecorder(Protocol):
+    """Where the runner reports progress; the journal implements it durably."""
+
+    def step_started(self, plan: Plan, step: BoundStep) -> None: ...
+
+    def submit_in_flight(self, plan: Plan, step: BoundStep) -> bool:
+        """Called right before a submitting action; durable when it returns.
+
+        ``False`` means the submission's key is already verified: the recorded result
+        stands and nothing is dispatched. A refusal (unknown outcome, other inputs) raises.
+        """
+        ...
+
+    def submit_dispatched(self, plan: Plan, step: BoundStep) -> None: ...
+
+    def step_finished(self, plan: Plan, result: StepResult) -> None: ...
+
+
+class NullRecorder:
+    """Records nothing (a single iteration run without a journal)."""
+
+    def step_started(self, plan: Plan, step: BoundStep) -> None:
+        return None
+
+    def submit_in_flight(self, plan: Plan, step: BoundStep) -> bool:
+        return True
+
+    def submit_dispatched(self, plan: Plan, step: BoundStep) -> None:
+        return None
+
+    def step_finished(self, plan: Plan, result: StepResult) -> None:
+        return None
+
+
+class _Attempt:
+    """The current attempt of a step: its evidence, and whether a submission was sent."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.dispatched = False
+        self.evidence: list[Evidence] = []
+
+    def begin(self) -> None:
+        self.count += 1
+        self.evidence = []
+
+
+class _AlreadyVerified(Exception):
+    """Internal: the submission's key is verified in the journal; do not dispatch."""
+
+
+def _recorded_evidence(step: BoundStep) -> Evidence:
+    return Evidence(
+        "submission", step.tab, f"{step.id} submitted once", True, "recorded result; not re-sent"
+    )
+
+
+class _StopRequested(Exception):
+    """Internal: a stop was requested; no further step starts."""
+
+
+class _StepFailed(Exception):
+    """Internal: carries a finished failing step out of the step loop."""
+
+    def __init__(self, result: StepResult, error: NorthstarError, state: IterationState) -> None:
+        super().__init__(error.message)
+        self.result = result
+        self.error = error
+        self.state = state
+
+
+class ProgramRunner:
+    """Runs one iteration of a plan and returns its ``IterationResult``."""
+
+    def __init__(
+        self,
+        host: BrowserHost,
+        *,
+        recorder: IterationRecorder | None = None,
+        monotonic: Callable[[], float] = time.monotonic,
+        should_stop: Callable[[], bool] = lambda: False,
+        on_failure: Callable[[Plan, Mapping[str, bytes]], None] | None = None,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        failpoint: Failpoint = no_failpoint,
+        monitor: StepMonitor | None = None,
+        hooks: IterationHooks | None = None,
+    ) -> None:
+        self._monitor = monitor
+        self._hooks = hooks or NoHooks()  # pauses, traces, snapshots: see iteration_hooks
+        self._sleep = sleep
+        self._failpoint = failpoint
+        self._host = host
+        self._recorder = recorder or NullRecorder()
+        self._monotonic = monotonic
+        self._should_stop = should_stop
+        self._on_failure = on_failure
+
+    async def run_iteration(
+        self, plan: Plan, *, session: BrowserSession | None = None
+    ) -> IterationResult:
+        """Execute every step, then ``done_when`` and outputs; never raises a NorthstarError.
+
+        Each iteration gets a fresh browser context, unless a ``session`` kept across
+        iterations is given (a recipe that relies on a signed-in session); that one
+        starts the iteration with its tabs closed and its cookies kept.
+        """
+        started = self._monotonic()
+        results: list[StepResult] = []
+        try:
+            async with (
+                self._session_for(plan, session) as session,
+                self._hooks.around(session, plan),
+            ):
+                try:
+                    outputs = await self._run_all(session, plan, results)
+                except _StepFailed as failing:
+                    await self._capture_failure(session, plan)
+                    await self._hooks.at_failure(session, plan, failing.result)
+                    raise
+        except _StepFailed as failed:
+            results.append(failed.result)
+            return self._verdict(plan, results, failed.state, started, error=failed.error)
+        except _StopRequested:
+            return self._verdict(plan, results, IterationState.STOPPED, started, stopped=True)
+        except NorthstarError as exc:  # the session itself failed to start or close
+            return self._verdict(plan, results, IterationState.FAILED, started, error=exc)
+        return self._verdict(plan, results, IterationState.VERIFIED, started, outputs=outputs)
+
+    @asynccontextmanager
+    async def _session_for(
+        self, plan: Plan, kept: BrowserSession | None
+    ) -> AsyncIterator[BrowserSession]:
+        if kept is None:
+            async with self._host.session(plan) as fresh:
+                yield fresh
+            return
+        await kept.begin(plan)
+        yield kept
+
+    async def _run_all(
+        self, session: BrowserSession, plan: Plan, results: list[StepResult]
+    ) -> dict[str, str]:
+        extracted: dict[str, str] = {}  # extract steps read the page as it is at their step
+        for step in plan.steps:
+            if self._should_stop():
+                raise _StopRequested
+            results.append(await self._run_step(session, plan, step, extracted))
+        results.append(await self._check_done(session, plan))
+        return await self._read_outputs(session, plan, extracted)
+
+    async def _capture_failure(self, session: BrowserSession, plan: Plan) -> None:
+        """Screenshots of every open tab role, handed to the failure hook."""
+        if self._on_failure is None:
+            return
+        shots: dict[str, bytes] = {}
+        for role in plan.tabs:
+            if session.has_tab(role):
+                try:
+                    shot = await session.screenshot(role)
+                except NorthstarError:
+                    continue  # a tab that cannot be pictured must not hide the real failure
+                if shot is not None:
+                    shots[role] = shot
+        self._on_failure(plan, shots)
+
+    async def _run_step(
+        self,
+        session: BrowserSession,
+        plan: Plan,
+        step: BoundStep,
+        extracted: dict[str, str],
+    ) -> StepResult:
+        """One step, retried per its policy while nothing was dispatched."""
+        self._recorder.step_started(plan, step)
+        log.debug("step_started", step=step.id, tab=step.tab, kind=step.kind)
+        started = self._monotonic()
+        attempt = _Attempt()
+        policy = step.retry or DEFAULT_RETRY
+        try:
+            async for trial in retrying(
+                policy, dispatched=lambda: attempt.dispatched, sleep=self._sleep
+            ):
+                with trial:
+                    attempt.begin()
+                    await self._attempt(session, plan, step, attempt, extracted)
+        except NorthstarError as exc:
+            exc.with_context(step=step.id, tab=step.tab, iteration=plan.iteration)
+            result = self._step_result(step, StepStatus.FAILED, started, attempt, exc)
+            self._recorder.step_finished(plan, result)
+            raise _StepFailed(result, *_after_dispatch(exc, attempt.dispatched, step)) from exc
+        result = self._step_result(step, StepStatus.PASSED, started, attempt)
+        self._recorder.step_finished(plan, result)
+        if self._monitor is not None:
+            await self._monitor.after_step(session, step, executed=True)
+        await self._hooks.after_step(session, plan, step, result)
+        return result
+
+    async def _attempt(
+        self,
+        session: BrowserSession,
+        plan: Plan,
+        step: BoundStep,
+        attempt: _Attempt,
+        extracted: dict[str, str],
+    ) -> None:
+        attempt.evidence.extend(await self._ensure_tab(session, plan, step))
+        if self._monitor is not None:
+            await self._monitor.before_action(session, step)
+        if attempt.count == 1:
+            await self._hooks.before_step(session, plan, step)
+        if step.is_passive:
+            attempt.evidence.extend(await self._passive(session, step, extracted))
+        else:
+
+            def dispatching() -> None:
+                # Durable before the action: a crash after this line leaves an unknown.
+                if step.is_submit:
+                    self._failpoint("before_in_flight", plan.iteration)
+                    if not self._recorder.submit_in_flight(plan, step):
+                        raise _AlreadyVerified
+                    attempt.dispatched = True
+                    self._failpoint("after_in_flight", plan.iteration)
+
+            try:
+                attempt.evidence.extend(await session.perform(step, before_dispatch=dispatching))
+            except _AlreadyVerified:
+                attempt.evidence.append(_recorded_evidence(step))
+                return  # its expectations held when it was verified; nothing was sent now
+            if step.is_submit:
+                self._recorder.submit_dispatched(plan, step)
+                self._failpoint("after_dispatch", plan.iteration)
+        for check in step.step.expect:
+            tab = check.tab or step.tab
+            attempt.evidence.append(await session.check(check, tab=tab, timeout_ms=step.timeout_ms))
+
+    async def _ensure_tab(
+        self, session: BrowserSession, plan: Plan, step: BoundStep
+    ) -> tuple[Evidence, ...]:
+        if session.has_tab(step.tab):
+            return ()
+        tab = plan.tabs[step.tab]
+        if tab.start is None:
+            raise TabClosed(
+                f"tab {step.tab!r} is not open: it was closed, or step {tab.opened_by!r} "
+                "did not open it",
+                fix="Check which step closes the popup, or that the opening step opens one.",
+            )
+        return (await session.open_tab(tab, timeout_ms=step.timeout_ms),)
+
+    async def _passive(
+        self, session: BrowserSession, step: BoundStep, extracted: dict[str, str]
+    ) -> tuple[Evidence, ...]:
+        body = step.step
+        if body.wait_for is not None or body.verify_outcome is not None:
+            check = body.wait_for or body.verify_outcome
+            assert check is not None
+            return (
+                await session.check(check, tab=check.tab or step.tab, timeout_ms=step.timeout_ms),
+            )
+        if body.verify_field is not None:
+            return (
+                await session.check(
+                    _field_check(body.verify_field), tab=step.tab, timeout_ms=step.timeout_ms
+                ),
+            )
+        extract = body.extract
+        assert extract is not None
+        raw = await session.read(
+            extract.source,
+            tab=step.tab,
+            target=extract.target,
+            attribute=extract.attribute,
+            timeout_ms=step.timeout_ms,
+        )
+        extracted[extract.as_] = apply_regex(raw, extract.regex, extract.as_)
+        return (Evidence("extract", step.tab, f"read {extract.as_} from {extract.source}", True),)
+
+    async def _check_done(self, session: BrowserSession, plan: Plan) -> StepResult:
+        """``done_when`` as a pseudo-step, so it is journaled and reported like one."""
+        started = self._monotonic()
+        evidence: list[Evidence] = []
+        try:
+            for check in plan.done_when:
+                tab = check.tab or ""
+                if not session.has_tab(tab):
+                    raise TabClosed(f"tab {tab!r} is not open for done_when", tab=tab)
+                evidence.append(
+                    await session.check(check, tab=tab, timeout_ms=plan.default_timeout_ms)
+                )
+        except NorthstarError as exc:
+            exc.with_context(step="done_when", iteration=plan.iteration)
+            result = StepResult(
+                "done_when",
+                "",
+                "done_when",
+                StepStatus.FAILED,
+                self._elapsed_ms(started),
+                tuple(evidence),
+                exc.to_dict(),
+            )
+            raise _StepFailed(result, exc, IterationState.FAILED) from exc
+        return StepResult(
+            "done_when",
+            "",
+            "done_when",
+            StepStatus.PASSED,
+            self._elapsed_ms(started),
+            tuple(evidence),
+        )
+
+    async def _read_outputs(
+        self, session: BrowserSession, plan: Plan, extracted: dict[str, str]
+    ) -> dict[str, str]:
+        outputs = dict(extracted)
+        try:
+            for name, output in plan.outputs:
+                raw = await session.read(
+                    output.source,
+                    tab=output.tab,
+                    target=output.target,
+                    attribute=output.attribute,
+                    timeout_ms=plan.default_timeout_ms,
+                )
+                outputs[name] = apply_regex(raw, output.regex, name)
+        except NorthstarError as exc:
+            exc.with_context(step="outputs", iteration=plan.iteration)
+            result = StepResult("outputs", "", "outputs", StepStatus.FAILED, 0.0, (), exc.to_dict())
+            raise _StepFailed(result, exc, IterationState.FAILED) from exc
+        return outputs
+
+    def _step_result(
+        self,
+        step: BoundStep,
+        status: StepStatus,
+        started: float,
+        attempt: _Attempt,
+        error: NorthstarError | None = None,
+    ) -> StepResult:
+        return StepResult(
+            step_id=step.id,
+            tab=step.tab,
+            kind=step.kind,
+            status=status,
+            duration_ms=self._elapsed_ms(started),
+            evidence=tuple(attempt.evidence),
+            error=error.to_dict() if error else None,
+            attempts=attempt.count,
+        )
+
+    def _elapsed_ms(self, started: float) -> float:
+        return round((self._monotonic() - started) * 1000, 3)
+
+    def _verdict(
+        self,
+        plan: Plan,
+        results: list[StepResult],
+        state: IterationState,
+        started: float,
+        *,
+        outputs: dict[str, str] | None = None,
+        error: NorthstarError | None = None,
+        stopped: bool = False,
+    ) -> IterationResult:
+        # The stored path never asks a model, so its model-call count is known: zero.
+        return IterationResult(
+            iteration=plan.iteration,
+            state=state,
+            steps=tuple(results),
+            outputs=outputs or {},
+            duration_ms=self._elapsed_ms(started),
+            reason_code=error.code if error else ("STOPPED" if stopped else None),
+            reason=error.message if error else ("stopped on request" if stopped else None),
+            failing_step=error.context.get("step") if error else None,
+            model_calls=0,
+            signals=self._monitor.take() if self._monitor is not None else (),
+        )
+
+
+def _after_dispatch(
+    error: NorthstarError, dispatched: bool, step: BoundStep
+) -> tuple[NorthstarError, IterationState]:
+    """A failure after a submission was dispatched leaves its outcome unknown."""
+    if not dispatched:
+        return error, IterationState.FAILED
+    unknown = OutcomeUnknown(
+        f"the submission was dispatched but its outcome could not be verified ({error.code})",
+        step=step.id,
+        tab=step.tab,
+    )
+    return unknown, IterationState.UNKNOWN
+
+
+def _field_check(body: FieldValueCheck) -> Check:
+    return Check(value=body)
+
+
+def apply_regex(raw: str, pattern: str | None, name: str) -> str:
+    """The first group (or the whole match) of ``pattern`` in ``raw``; no match fails."""
+    if pattern is None:
+        return raw
+    match = re.search(pattern, raw)
+    if match is None:
+        raise ExpectationFailed(
+            f"output {name!r}: the pattern {pattern!r} did not match the value read",
+            fix="Check the output's regex against the page.",
+        )
+    value = match.group(1) if match.groups() else match.group(0)
+    if value is None:
+        raise ExpectationFailed(
+            f"output {name!r}: the pattern {pattern!r} matched but its group took no part",
+            fix="Make the output's regex group match, or drop the group.",
+        )
+    return value
