@@ -12,17 +12,16 @@ from northstar._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from browser_adapters.discovery import find_browser
-    from browser_adapters.host import BrowserOptions, PlaywrightHost
+    from browser_adapters.host import PlaywrightHost
     from browser_adapters.session import PlaywrightSession
 
 _HOMES = {
-    "BrowserOptions": "browser_adapters.host",
     "PlaywrightHost": "browser_adapters.host",
     "PlaywrightSession": "browser_adapters.session",
     "find_browser": "browser_adapters.discovery",
 }
 
-__all__ = ["BrowserOptions", "PlaywrightHost", "PlaywrightSession", "find_browser"]
+__all__ = ["PlaywrightHost", "PlaywrightSession", "find_browser"]
 
 
 __getattr__, __dir__ = lazy_exports(__name__, _HOMES, globals())

@@ -29,16 +29,16 @@ from playwright.async_api._generated import Tracing  # not re-exported by the pa
 
 from browser_adapters.session import PlaywrightSession
 from northstar.browser import BrowserSession
-from northstar.plan.model import BoundStep, Plan
-from northstar.redaction import redact
-from northstar.results import StepResult
-from northstar.run.debug_settings import (
+from northstar.browser_settings import (
     PausePoint,
     TraceMode,
     pause_tab,
     trace_file_name,
     trace_kept,
 )
+from northstar.plan.model import BoundStep, Plan
+from northstar.redaction import redact
+from northstar.results import StepResult
 from northstar.run.hooks import NoHooks
 
 __all__ = [
@@ -50,7 +50,7 @@ __all__ = [
     "inspector_pause",
 ]
 
-log = structlog.get_logger("northstar.run.debug_settings")
+log = structlog.get_logger("northstar.debugging")
 
 Pause = Callable[[Page, PausePoint], Awaitable[None]]
 ScreenshotMode = Literal["off", "on", "only-on-failure"]

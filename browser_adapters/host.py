@@ -9,26 +9,24 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager, suppress
-from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 
 from playwright.async_api import Browser, BrowserContext, Playwright, async_playwright
 from playwright.async_api import Error as PlaywrightError
 
-from browser_adapters.debugging import Pause
 from browser_adapters.discovery import find_browser
 from browser_adapters.early_driver import take_early
 from browser_adapters.har_replay import har_recording_options, replay_from_har
 from browser_adapters.own_task import in_own_task
 from browser_adapters.run_hooks import run_hooks
 from browser_adapters.session import PlaywrightSession
+from northstar.browser_settings import BrowserSettings
 from northstar.errors import BrowserNotFound
 from northstar.plan.model import Plan
-from northstar.run.debug_settings import DebugSettings
 from northstar.run.hooks import IterationHooks
 
-__all__ = ["BrowserOptions", "PlaywrightHost"]
+__all__ = ["PlaywrightHost"]
 
 # Chromium's own background traffic is refused on closed networks and only costs time.
 _QUIET_ARGS = (
@@ -40,26 +38,11 @@ _QUIET_ARGS = (
 )
 
 
-@dataclass(frozen=True)
-class BrowserOptions:
-    """How to launch: an explicit executable wins over discovery; headless by default."""
-
-    executable: str | None = None
-    headless: bool = True
-    slow_mo_ms: float = 0
-    storage_state: str | None = None
-    extra_args: tuple[str, ...] = field(default=())
-    debug: DebugSettings = field(default_factory=DebugSettings)  # --step, --trace, ...
-    pause: Pause | None = None  # how a pause waits; default: Playwright's Inspector
-    record_har: str | None = None  # record each context's network to this HAR file
-    replay_har: str | None = None  # answer every request from this HAR, abort the rest
-
-
 class PlaywrightHost:
     """Implements ``northstar.browser.BrowserHost``; use as ``async with``."""
 
-    def __init__(self, options: BrowserOptions | None = None) -> None:
-        self.options = options or BrowserOptions()
+    def __init__(self, settings: BrowserSettings | None = None) -> None:
+        self.options = settings or BrowserSettings()
         self._stack = AsyncExitStack()
         self._browser: Browser | None = None
 
@@ -146,7 +129,7 @@ class PlaywrightHost:
             pause=self.options.pause,
         )
 
-    def sharing_browser(self, options: BrowserOptions) -> PlaywrightHost:
+    def sharing_browser(self, options: BrowserSettings) -> PlaywrightHost:
         """A host with other per-context options (a replay, hooks) on this host's browser.
 
         Use it without ``async with``: the browser stays this host's to close. Launch

@@ -9,16 +9,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from northstar.browser_settings import BrowserSettings
 from northstar.journal import Journal
 from northstar.journal.paths import run_artifacts_dir
 from northstar.plan.compiler import CompiledRecipe, prepare
 from northstar.recipe.loader import load_recipe_positions
 from northstar.results import IterationResult
-from northstar.run.debug_settings import DebugSettings
 from northstar.run.execution import RunOutcome, RunRequest, StopSignal, execute_run
 
 if TYPE_CHECKING:
@@ -38,32 +37,11 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class BrowserSettings:
-    """How the browser is launched; ``executable`` (``--browser``) wins over discovery."""
-
-    executable: str | None = None
-    headless: bool = True
-    slow_mo_ms: float = 0
-    storage_state: str | None = None
-    debug: DebugSettings = field(default_factory=DebugSettings)  # --step, --trace, ...
-    replay_har: str | None = None  # --replay: every request answered from this HAR
-
-
 def open_host(settings: BrowserSettings) -> BrowserHost:
     """A Playwright host for ``settings``; use it as ``async with``."""
-    from browser_adapters import BrowserOptions, PlaywrightHost
+    from browser_adapters import PlaywrightHost
 
-    return PlaywrightHost(
-        BrowserOptions(
-            executable=settings.executable,
-            headless=settings.headless,
-            slow_mo_ms=settings.slow_mo_ms,
-            storage_state=settings.storage_state,
-            debug=settings.debug,
-            replay_har=settings.replay_har,
-        )
-    )
+    return PlaywrightHost(settings)
 
 
 def load_compiled(path: str | Path) -> CompiledRecipe:

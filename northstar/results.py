@@ -73,6 +73,9 @@ class IterationResult:
     reason_code: str | None = None
     reason: str | None = None
     failing_step: str | None = None
+    # Model calls made for this iteration, as reported by whatever ran it: 0 on the stored
+    # path (a recipe asks no model), the agent's or program's count when it reports one,
+    # None when unknown (never guessed as 0).
     model_calls: int | None = None
     signals: tuple[Mapping[str, Any], ...] = ()  # advisory loop signals, never a verdict
 

@@ -48,9 +48,10 @@ def site(site_server: FixtureSite) -> FixtureSite:
 @pytest.fixture(scope="session")
 async def host() -> AsyncIterator[Any]:
     """One real headless Chromium for the whole session (a fresh context per iteration)."""
-    from browser_adapters import BrowserOptions, PlaywrightHost
+    from browser_adapters import PlaywrightHost
+    from northstar.browser_settings import BrowserSettings
 
-    async with PlaywrightHost(BrowserOptions()) as started:
+    async with PlaywrightHost(BrowserSettings()) as started:
         yield started
 
 

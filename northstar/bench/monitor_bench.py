@@ -237,12 +237,13 @@ async def _capture_samples(
     elements: int, rounds: int, browser: str | None
 ) -> tuple[list[float], list[float], list[float], int]:
     # An entry point may wire the adapter in; importing here keeps the core free of it.
-    from browser_adapters import BrowserOptions, PlaywrightHost
+    from browser_adapters import PlaywrightHost
     from browser_adapters.observation_capture import capture_observation
+    from northstar.browser_settings import BrowserSettings
 
     captures, fingerprints, snapshots = [], [], []
     nodes = 0
-    async with PlaywrightHost(BrowserOptions(executable=browser)) as host:
+    async with PlaywrightHost(BrowserSettings(executable=browser)) as host:
         page = await host.browser.new_page()
         try:
             await page.set_content(_page_html(elements))

@@ -97,7 +97,8 @@ from northstar.bench._workload import (
     recipe_request,
     steps_per_iteration,
 )
-from northstar.composition import BrowserSettings, run_recipe
+from northstar.browser_settings import BrowserSettings
+from northstar.composition import run_recipe
 from northstar.journal import Journal
 from northstar.logs import configure_logging
 from northstar.results import IterationResult

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from northstar.browser_settings import BrowserSettings
 from northstar.cases.manifest import is_case_file
 
 if TYPE_CHECKING:
@@ -124,9 +125,8 @@ class CaseItem(pytest.Item):
             self.add_marker("browser")  # so `-m "not browser"` skips cases in such projects
 
     def runtest(self) -> None:
+        from northstar.browser_settings import DebugSettings
         from northstar.cases.record_replay import replay_case
-        from northstar.composition import BrowserSettings
-        from northstar.run.debug_settings import DebugSettings
 
         _quiet_logs()
         option = self.config.getoption
@@ -185,10 +185,10 @@ class _SharedBrowser:
         return self._runner.run(work(self._host))
 
     async def _launch(self) -> PlaywrightHost:
-        from browser_adapters import BrowserOptions, PlaywrightHost
+        from browser_adapters import PlaywrightHost
 
         host = PlaywrightHost(
-            BrowserOptions(
+            BrowserSettings(
                 executable=os.environ.get("NORTHSTAR_BROWSER") or None,
                 headless=not self._config.getoption("--headed"),
                 slow_mo_ms=self._config.getoption("--slowmo") or 0,

@@ -25,6 +25,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from northstar.browser_settings import BrowserSettings, PauseFunction
 from northstar.cases.manifest import (
     HAR_FILE,
     RegressionCase,
@@ -37,7 +38,7 @@ from northstar.cases.manifest import (
     scrub_secrets,
 )
 from northstar.cases.results import CaseReplay
-from northstar.composition import BrowserSettings, load_compiled
+from northstar.composition import load_compiled
 from northstar.errors import UsageInvalid
 from northstar.logs import secret_values
 from northstar.plan.compiler import CompiledRecipe, bind
@@ -48,8 +49,8 @@ from northstar.run.hooks import HookChain, IterationHooks
 from northstar.run.runner import ProgramRunner
 
 if TYPE_CHECKING:
-    from browser_adapters import BrowserOptions, PlaywrightHost
-    from browser_adapters.debugging import Pause, ScreenshotMode
+    from browser_adapters import PlaywrightHost
+    from browser_adapters.debugging import ScreenshotMode
 
 __all__ = ["RecordOutcome", "record_case", "replay_case"]
 
@@ -112,7 +113,7 @@ def _move_into_place(staging: Path, to: Path) -> None:
 
 
 async def _record_iteration(
-    plan: Plan, folder: Path, options: BrowserOptions, shared: PlaywrightHost | None
+    plan: Plan, folder: Path, options: BrowserSettings, shared: PlaywrightHost | None
 ) -> tuple[IterationResult, dict[str, str]]:
     from browser_adapters.dom_snapshots import DomSnapshots
 
@@ -185,7 +186,7 @@ async def replay_case(
     recipe_path: Path | None = None,
     browser: BrowserSettings | None = None,
     screenshots: ScreenshotMode = "only-on-failure",
-    pause: Pause | None = None,
+    pause: PauseFunction | None = None,
     shared: PlaywrightHost | None = None,
 ) -> CaseReplay:
     """Replay the case in ``case_dir`` offline; ``recipe_path`` replaces the recorded one.
@@ -211,7 +212,7 @@ async def replay_case(
 
 async def _replay_iteration(
     plan: Plan,
-    options: BrowserOptions,
+    options: BrowserSettings,
     artifacts: Path,
     screenshots: ScreenshotMode,
     shared: PlaywrightHost | None,
@@ -229,7 +230,7 @@ async def _replay_iteration(
 
 @asynccontextmanager
 async def _started(
-    options: BrowserOptions, shared: PlaywrightHost | None
+    options: BrowserSettings, shared: PlaywrightHost | None
 ) -> AsyncIterator[PlaywrightHost]:
     """A host for ``options``: on the shared browser, or on a browser of its own."""
     from browser_adapters import PlaywrightHost
@@ -257,20 +258,9 @@ def replay_har(case_dir: Path, case: RegressionCase, secrets: Mapping[str, str])
 
 
 def _options(
-    settings: BrowserSettings, *, record_har: str | None, pause: Pause | None
-) -> BrowserOptions:
-    from browser_adapters import BrowserOptions
-
-    return BrowserOptions(
-        executable=settings.executable,
-        headless=settings.headless,
-        slow_mo_ms=settings.slow_mo_ms,
-        storage_state=settings.storage_state,
-        debug=settings.debug,
-        pause=pause,
-        record_har=record_har,
-        replay_har=settings.replay_har,
-    )
+    settings: BrowserSettings, *, record_har: str | None, pause: PauseFunction | None
+) -> BrowserSettings:
+    return replace(settings, pause=pause, record_har=record_har)
 
 
 def _chain(*hooks: IterationHooks | None) -> IterationHooks:

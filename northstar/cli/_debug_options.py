@@ -16,11 +16,11 @@ from typing import Any, TypeVar
 
 import click
 
+from northstar.browser_settings import TRACE_MODES, DebugSettings
 from northstar.cases.manifest import load_case, project_root, replay_params
 from northstar.cli._inputs import parse_param_pairs
 from northstar.composition import load_compiled
 from northstar.errors import UsageInvalid
-from northstar.run.debug_settings import TRACE_MODES, DebugSettings
 
 __all__ = ["debug_options", "debug_settings", "replay_inputs"]
 

@@ -12,6 +12,7 @@ from typing import Any
 import click
 
 from northstar._early_start import run_on_loop
+from northstar.browser_settings import BrowserSettings
 from northstar.cli._debug_options import debug_options, debug_settings, replay_inputs
 from northstar.cli._inputs import browser_options, build_request, input_options
 from northstar.cli._options import journal_option
@@ -23,7 +24,7 @@ from northstar.cli._output import (
     report_outcome,
 )
 from northstar.cli.progress import Progress
-from northstar.composition import BrowserSettings, load_compiled, run_recipe
+from northstar.composition import load_compiled, run_recipe
 from northstar.errors import NorthstarError
 from northstar.recipe.model import Recipe
 from northstar.results import IterationResult

@@ -16,7 +16,6 @@ from northstar.journal._db import JournalDb
 from northstar.journal.schema import StepEvent
 from northstar.plan.model import BoundStep, Plan
 from northstar.results import StepResult
-from northstar.run.retry import DEFAULT_RETRY
 
 __all__ = ["JournalRecorder"]
 
@@ -74,5 +73,5 @@ class JournalRecorder:
             tab=step.tab,
             kind=step.kind,
             seq=step.index,
-            retry_json=json.dumps((step.retry or DEFAULT_RETRY).model_dump()),
+            retry_json=json.dumps(step.retry.model_dump()),
         )

@@ -166,15 +166,6 @@ class Journal:
         )
         _require(cursor.rowcount, run_id)
 
-    def heartbeat(self, run_id: str) -> None:
-        """Show readers the worker is alive; the CLI calls it between steps and iterations."""
-        cursor = self._db.execute(
-            "record a heartbeat",
-            "UPDATE runs SET heartbeat_at = ? WHERE run_id = ?",
-            (self._db.stamp(), run_id),
-        )
-        _require(cursor.rowcount, run_id)
-
     def event(self, run_id: str, name: str, **payload: Any) -> None:
         """Append to the run's event log; ``payload`` must not carry secret values."""
         self._db.execute(

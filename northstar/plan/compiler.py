@@ -4,8 +4,9 @@
 template names, regexes, the recipe hash) so a mistake is found before any browser starts.
 ``bind`` renders one iteration's ``Plan`` from typed parameter values.
 
-The static checks live in ``_recipe_checks``, the rendering of a plan in ``_plan_binding``
-and the digests it carries in ``_plan_digests``.
+The static checks live in ``northstar.recipe.checks``, the rendering of a plan in
+``rendering`` and the digests it carries in ``digests``; ``CompiledRecipe`` and ``Plan``
+are in ``model``.
 """
 
 from __future__ import annotations
@@ -13,12 +14,11 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import SplitResult, urlsplit
 
 from northstar.errors import ParamInvalid, ParamMissing, RecipeInvalid
-from northstar.plan.model import Plan
+from northstar.plan.model import CompiledRecipe, Plan
 from northstar.plan.rendering import recipe_dir, render_plan
 from northstar.recipe.checks import (
     check_output_names,
@@ -34,16 +34,6 @@ from northstar.recipe.model import Recipe
 from northstar.recipe.params import coerce_params
 
 __all__ = ["CompiledRecipe", "bind", "compile_recipe", "prepare", "recipe_hash"]
-
-
-@dataclass(frozen=True)
-class CompiledRecipe:
-    """A recipe that passed every check that does not need parameter values."""
-
-    recipe: Recipe
-    recipe_hash: str
-    source: str
-    uses_base_url: bool
 
 
 def recipe_hash(recipe: Recipe) -> str:

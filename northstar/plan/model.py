@@ -11,9 +11,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from northstar.recipe.model import Check, Output, RetryPolicy, Step
+from northstar.recipe.model import Check, Output, Recipe, RetryPolicy, Step
 
-__all__ = ["BoundStep", "BoundTab", "Plan"]
+__all__ = ["BoundStep", "BoundTab", "CompiledRecipe", "Plan"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,7 +33,7 @@ class BoundStep:
     index: int
     step: Step
     timeout_ms: int
-    retry: RetryPolicy | None
+    retry: RetryPolicy  # resolved when the plan is rendered: step, recipe, then the default
     opens_tab: str | None = None
     input_fingerprint: str = ""
 
@@ -78,3 +78,13 @@ class Plan:
 
     def step(self, step_id: str) -> BoundStep:
         return next(s for s in self.steps if s.id == step_id)
+
+
+@dataclass(frozen=True)
+class CompiledRecipe:
+    """A recipe that passed every check that does not need parameter values."""
+
+    recipe: Recipe
+    recipe_hash: str
+    source: str
+    uses_base_url: bool

@@ -10,21 +10,18 @@ from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 from urllib.parse import SplitResult, urljoin, urlsplit
 
 from pydantic import BaseModel, ValidationError
 
 from northstar.errors import ParamInvalid, ParamMissing, RecipeInvalid
 from northstar.plan.digests import definition_hash, input_fingerprint, selected_files
-from northstar.plan.model import BoundStep, BoundTab, Plan
+from northstar.plan.model import BoundStep, BoundTab, CompiledRecipe, Plan
 from northstar.recipe.checks import NOT_TEMPLATED, REGEX_FIELDS
-from northstar.recipe.model import Recipe, ReconcileProbe, Step, TabRole
+from northstar.recipe.model import Recipe, ReconcileProbe, RetryPolicy, Step, TabRole
 from northstar.recipe.params import existing_file, params_fingerprint
 from northstar.recipe.templates import render, render_url
-
-if TYPE_CHECKING:
-    from northstar.plan.compiler import CompiledRecipe
 
 __all__ = ["recipe_dir", "render_plan"]
 
@@ -195,7 +192,7 @@ def _bind_step(
         index=index,
         step=rendered,
         timeout_ms=step.timeout or recipe.timeout,
-        retry=step.retry or recipe.retry,
+        retry=step.retry or recipe.retry or RetryPolicy(),
         opens_tab=opens,
         input_fingerprint=input_fingerprint(recipe, rendered, scope) if step.effect else "",
     )

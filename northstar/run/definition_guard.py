@@ -1,8 +1,9 @@
-"""A run's binding: the definition and the selected files it started with.
+"""The definition guard: the recipe and the selected files a run started with.
 
-Before every iteration the binding is checked again; a recipe whose definition changed
-stops the run with ``DEFINITION_CHANGED``, a selected file (an upload) whose bytes
-changed with ``FILE_CHANGED``, before the iteration dispatches anything.
+A run is bound to its definition hash (DESIGN §5). Before every iteration dispatches
+anything, ``execution`` calls ``DefinitionGuard.check``: a recipe whose definition changed
+stops the run with ``DEFINITION_CHANGED``, a selected file (an upload) whose bytes changed
+with ``FILE_CHANGED``.
 """
 
 from __future__ import annotations
@@ -14,10 +15,10 @@ from northstar.plan.compiler import recipe_hash
 from northstar.plan.model import Plan
 from northstar.recipe.loader import load_recipe
 
-__all__ = ["RunBinding"]
+__all__ = ["DefinitionGuard"]
 
 
-class RunBinding:
+class DefinitionGuard:
     """The recipe's definition and the selected files as they were when the run started.
 
     The definition is the canonical recipe (``recipe_hash``), so an edit that changes

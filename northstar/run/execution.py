@@ -35,7 +35,7 @@ from northstar.plan.model import Plan
 from northstar.recipe.params import params_fingerprint
 from northstar.redaction import redact
 from northstar.results import IterationResult, IterationState
-from northstar.run.definition_guard import RunBinding
+from northstar.run.definition_guard import DefinitionGuard
 from northstar.run.failpoints import failpoint_from_environ
 from northstar.run.hooks import hooks_for
 from northstar.run.repeat import RepeatOptions, RepeatSummary, repeat_program
@@ -155,7 +155,7 @@ class _RunContext:
         self.run_id = run_id
         self.host = host
         self._halt = False
-        self.binding = RunBinding(request.recipe_path, request.compiled.recipe_hash)
+        self.definition_guard = DefinitionGuard(request.recipe_path, request.compiled.recipe_hash)
         self.results: list[IterationResult] = []
         self.artifacts = run_artifacts_dir(journal.path, run_id)
         self._hooks = hooks_for(host, self.artifacts)  # --step, --trace...: the host's settings
@@ -239,7 +239,7 @@ class _RunContext:
         self, plan: Plan, lane: int, session: BrowserSession | None
     ) -> IterationResult:
         number = plan.iteration
-        self.binding.check(plan)
+        self.definition_guard.check(plan)
         self.journal.start_iteration(
             self.run_id, number, params_fingerprint=plan.params_fingerprint, lane=lane
         )

@@ -81,7 +81,7 @@ def _refuse_if_live(record: RunRecord) -> None:
         )
 
 
-def check_binding(record: RunRecord, request: RunRequest) -> None:
+def check_same_run(record: RunRecord, request: RunRequest) -> None:
     """The request must be the run's: same definition, profile and parameters."""
     if record.definition_hash != request.compiled.recipe_hash:
         raise DefinitionChanged(
@@ -138,7 +138,7 @@ async def reconcile_run(
     journal.check_credential(run_id, credential)
     record = journal.run_record(run_id)
     _refuse_if_live(record)
-    check_binding(record, request)
+    check_same_run(record, request)
     decisions: list[ReconcileDecision] = []
     for number, (state, fingerprint) in sorted(journal.iteration_states(run_id).items()):
         if state in _UNSETTLED or state is IterationState.NEEDS_REVIEW:
@@ -261,7 +261,7 @@ async def resume_run(
     journal.check_credential(run_id, credential)
     record = journal.run_record(run_id)
     _refuse_if_live(record)
-    check_binding(record, request)
+    check_same_run(record, request)
     # Only what is not verified yet, dealt over the run's lanes (the request carries them).
     rest = remaining_iterations(record, journal.iteration_states(run_id), journal)
     if not rest:

@@ -1,10 +1,9 @@
 """Repeat with proof: the loop over iterations, each verified before the next may start.
 
 Repeat is what the person asked for (N iterations, or one per row); it is not retry.
-``repeat_program`` is a plain loop over injected callables (run one iteration, check the
-binding, wait, ask whether to stop) so its rules are tested without a browser or a clock:
+``repeat_program`` is a plain loop over injected callables (run one iteration, wait, ask
+whether to stop) so its rules are tested without a browser or a clock:
 
-- the binding is checked before every iteration;
 - an iteration that is not verified raises ``ProgramIterationNotVerified`` and the next
   one is never started;
 - the interval is waited between iterations, never before the first or after the last.
@@ -97,35 +96,32 @@ class RepeatSummary:
 IterationFn = Callable[[int], Awaitable[IterationResult]]
 
 
-async def _no_binding_check(number: int) -> None:
-    return None
-
-
 async def repeat_program(
     run_iteration: IterationFn,
     options: RepeatOptions,
     *,
-    check_binding: Callable[[int], Awaitable[None]] = _no_binding_check,
     sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
     should_stop: Callable[[], bool] = lambda: False,
-    first: int = 1,
     numbers: Sequence[int] | None = None,
 ) -> RepeatSummary:
-    """Run iterations ``first..count`` (or exactly ``numbers``, e.g. one lane's share) in
-    order; raise at the first one that is not verified.
+    """Run iterations ``1..count`` (or exactly ``numbers``, e.g. one lane's share) in order;
+    raise at the first one that is not verified.
+
+    The definition guard is the iteration's own business (``run_iteration`` checks it
+    before it dispatches anything: ``northstar.run.execution``), so this loop holds only
+    the order, the interval and the verdict.
 
     ``model_calls`` is summed over verified iterations; if any did not report it, the
     total is unknown (``None``), never 0. A stop request ends the loop quietly before the
     next iteration (the caller records that the run was stopped).
     """
-    todo = list(range(first, options.count + 1) if numbers is None else numbers)
+    todo = list(range(1, options.count + 1) if numbers is None else numbers)
     verified: list[IterationResult] = []
     for position, number in enumerate(todo):
         if position and options.interval_s:
             await sleep(options.interval_s)
         if should_stop():
             break
-        await check_binding(number)
         result = await run_iteration(number)
         if not result.verified:
             raise ProgramIterationNotVerified(

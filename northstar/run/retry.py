@@ -21,9 +21,7 @@ from tenacity import (
 from northstar.errors import NavigationFailed, TargetMissing
 from northstar.recipe.model import RetryPolicy
 
-__all__ = ["DEFAULT_RETRY", "is_retryable", "retrying"]
-
-DEFAULT_RETRY = RetryPolicy()
+__all__ = ["is_retryable", "retrying"]
 
 
 def is_retryable(error: BaseException, policy: RetryPolicy, *, dispatched: bool) -> bool:

@@ -24,7 +24,7 @@ from northstar.recipe.model import Check, FieldValueCheck
 from northstar.results import Evidence, IterationResult, IterationState, StepResult, StepStatus
 from northstar.run.failpoints import Failpoint, no_failpoint
 from northstar.run.hooks import IterationHooks, NoHooks
-from northstar.run.retry import DEFAULT_RETRY, retrying
+from northstar.run.retry import retrying
 
 if TYPE_CHECKING:
     from northstar.run.monitor_feed import StepMonitor
@@ -211,7 +211,7 @@ class ProgramRunner:
         log.debug("step_started", step=step.id, tab=step.tab, kind=step.kind)
         started = self._monotonic()
         attempt = _Attempt()
-        policy = step.retry or DEFAULT_RETRY
+        policy = step.retry
         try:
             async for trial in retrying(
                 policy, dispatched=lambda: attempt.dispatched, sleep=self._sleep

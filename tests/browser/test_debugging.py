@@ -14,13 +14,12 @@ from typing import Any
 import pytest
 from playwright.async_api import Page
 
-from browser_adapters import BrowserOptions
 from fixtures.site_server import FixtureSite
+from northstar.browser_settings import BrowserSettings, DebugSettings, PausePoint
 from northstar.journal import Journal
 from northstar.plan.compiler import prepare
 from northstar.recipe.loader import parse_recipe
 from northstar.recipe.params import coerce_params
-from northstar.run.debug_settings import DebugSettings, PausePoint
 from northstar.run.execution import RunOutcome, RunRequest, execute_run
 from northstar.run.repeat import RepeatOptions
 
@@ -70,7 +69,7 @@ async def run(
     compiled = prepare(parse_recipe(POST, source=str(path)), source=str(path))
     values = coerce_params(compiled.recipe.params, rows)
     request = RunRequest(path, compiled, [values], RepeatOptions.of(1), base_url=site.base_url)
-    view = host.sharing_browser(BrowserOptions(debug=debug, pause=pauses))
+    view = host.sharing_browser(BrowserSettings(debug=debug, pause=pauses))
     with Journal.open(tmp_path / "journal.db") as journal:
         outcome = await execute_run(request, host=view, journal=journal)
     assert outcome.artifacts is not None

@@ -14,9 +14,10 @@ from typing import Any
 
 import pytest
 
-from browser_adapters import BrowserOptions, PlaywrightHost, find_browser
+from browser_adapters import PlaywrightHost, find_browser
 from browser_adapters.discovery import BROWSER_ENV
 from fixtures.site_server import FixtureSite
+from northstar.browser_settings import BrowserSettings
 from northstar.errors import BrowserNotFound, ParamInvalid, ParamMissing, TargetAmbiguous
 from northstar.recipe.model import Check, Target, TextCheck
 from northstar.results import IterationState
@@ -400,7 +401,7 @@ def test_headless_runs_prefer_a_headless_shell_and_headed_runs_a_full_browser() 
 
 
 async def test_host_with_a_missing_browser_does_not_start(tmp_path: Path) -> None:
-    host = PlaywrightHost(BrowserOptions(executable=str(tmp_path / "absent")))
+    host = PlaywrightHost(BrowserSettings(executable=str(tmp_path / "absent")))
     with pytest.raises(BrowserNotFound):
         async with host:
             pytest.fail("the host started without a browser")
@@ -410,7 +411,7 @@ async def test_host_with_a_browser_that_fails_to_launch(tmp_path: Path) -> None:
     fake = tmp_path / "fake-chromium"
     fake.write_text("#!/bin/sh\nexit 3\n")
     fake.chmod(0o755)
-    host = PlaywrightHost(BrowserOptions(executable=str(fake)))
+    host = PlaywrightHost(BrowserSettings(executable=str(fake)))
     with pytest.raises(BrowserNotFound, match="did not start"):
         async with host:
             pytest.fail("the host started with a broken browser")

@@ -64,7 +64,7 @@ NORTHSTAR_ALL = [
     "screen_change",
 ]
 
-BROWSER_ADAPTERS_ALL = ["BrowserOptions", "PlaywrightHost", "PlaywrightSession", "find_browser"]
+BROWSER_ADAPTERS_ALL = ["PlaywrightHost", "PlaywrightSession", "find_browser"]
 
 
 def core_modules() -> list[str]:

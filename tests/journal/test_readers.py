@@ -269,7 +269,7 @@ async def test_follow_run_reports_changes_until_the_run_ends(
     run_id, _ = create_run(journal, total=1)
     writer_steps: list[Callable[[], None]] = [
         lambda: journal.start_iteration(run_id, 1, params_fingerprint="p"),
-        lambda: journal.heartbeat(run_id),
+        lambda: journal.event(run_id, "iteration_waiting", seconds=1),
         lambda: journal.finish_iteration(run_id, IterationResult(1, IterationState.VERIFIED)),
         lambda: journal.finish_run(run_id, RunStatus.VERIFIED),
     ]

@@ -228,18 +228,12 @@ def test_a_run_finishes_with_a_known_status(journal: Journal) -> None:
         journal.finish_run("r-000000000000", "failed")
 
 
-def test_heartbeat_and_events(journal: Journal) -> None:
+def test_events(journal: Journal) -> None:
     run_id, _ = create_run(journal)
-    [(before,)] = rows(journal, "SELECT heartbeat_at FROM runs")
-    journal.heartbeat(run_id)
-    [(after,)] = rows(journal, "SELECT heartbeat_at FROM runs")
-    assert str(after) > str(before)
     journal.event(run_id, "iteration_waiting", seconds=5, path=Path("/x"))
     assert rows(journal, "SELECT name, payload_json FROM events") == [
         ("iteration_waiting", '{"path": "/x", "seconds": 5}')
     ]
-    with pytest.raises(RunNotFound):
-        journal.heartbeat("r-000000000000")
 
 
 def test_a_write_is_visible_to_another_connection_when_the_method_returns(

@@ -9,15 +9,15 @@ from pathlib import Path
 import pytest
 
 from northstar.browser import BrowserSession
-from northstar.plan.model import BoundStep, Plan
-from northstar.results import IterationState, StepResult
-from northstar.run.debug_settings import (
+from northstar.browser_settings import (
     DebugSettings,
     PausePoint,
     pause_tab,
     trace_file_name,
     trace_kept,
 )
+from northstar.plan.model import BoundStep, Plan
+from northstar.results import IterationState, StepResult
 from northstar.run.hooks import HookChain, NoHooks, hooks_for
 from northstar.run.runner import ProgramRunner
 from tests.conftest import make_plan

@@ -104,18 +104,6 @@ async def test_missing_model_call_count_makes_the_total_unknown_not_zero() -> No
     assert summary.model_calls is None
 
 
-async def test_binding_is_checked_before_every_iteration() -> None:
-    clock = FakeClock()
-    script = Script(clock)
-    checked: list[int] = []
-
-    async def check(number: int) -> None:
-        checked.append(number)
-
-    await repeat_program(script, RepeatOptions.of(3), check_binding=check, sleep=clock.sleep)
-    assert checked == [1, 2, 3]
-
-
 async def test_stop_request_starts_nothing_more() -> None:
     clock = FakeClock()
     script = Script(clock)

@@ -1,6 +1,10 @@
-"""Watching a recipe run: pauses before steps or at a failure, and Playwright traces.
+"""How the browser is launched, and a person's debugging aids: pauses and traces.
 
-These are a person's debugging aids, asked for with ``--step``, ``--pause-on-failure``
+``BrowserSettings`` is the one description of a launch that every front end builds (the
+CLI from its options, the pytest plugin, the case recorder) and that the adapter reads
+(``browser_adapters.host.PlaywrightHost``); ``executable`` wins over discovery.
+
+The debugging aids are, asked for with ``--step``, ``--pause-on-failure``
 and ``--trace``. The settings and the decisions (where to pause, whether a trace is kept,
 what its file is called) are plain data and functions here; the Playwright adapter does
 the pausing and the tracing (``browser_adapters.debugging``).
@@ -12,13 +16,15 @@ person: the callable receives the page and a ``PausePoint`` and returns to resum
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Literal
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 __all__ = [
     "TRACE_MODES",
+    "BrowserSettings",
     "DebugSettings",
+    "PauseFunction",
     "PausePoint",
     "TraceMode",
     "pause_tab",
@@ -81,3 +87,22 @@ def trace_kept(mode: TraceMode, *, failed: bool) -> bool:
 def trace_file_name(iteration: int) -> str:
     """Beside the run's other artifacts: ``iteration-0003-trace.zip``."""
     return f"iteration-{iteration:04d}-trace.zip"
+
+
+PauseFunction = Callable[[Any, PausePoint], Awaitable[None]]
+"""Waits for a person and returns to resume; receives the adapter's page and the point."""
+
+
+@dataclass(frozen=True)
+class BrowserSettings:
+    """How the browser is launched; ``executable`` (``--browser``) wins over discovery."""
+
+    executable: str | None = None
+    headless: bool = True
+    slow_mo_ms: float = 0
+    storage_state: str | None = None  # --profile: cookies and storage to start from
+    extra_args: tuple[str, ...] = field(default=())
+    debug: DebugSettings = field(default_factory=DebugSettings)  # --step, --trace, ...
+    pause: PauseFunction | None = None  # how a pause waits; default: Playwright's Inspector
+    record_har: str | None = None  # record each context's network to this HAR file
+    replay_har: str | None = None  # --replay: every request answered from this HAR

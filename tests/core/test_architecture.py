@@ -1,0 +1,77 @@
+"""The architecture's contracts (``[tool.importlinter]`` in pyproject.toml) are all there.
+
+``scripts/test.sh`` runs ``lint-imports``, which fails the build when code breaks one; these
+tests fail it when a contract is dropped or weakened, or a new package is left out of them.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+CORE_PACKAGES = {"recipe", "plan", "run", "journal", "monitor", "readers"}
+# Packages and modules that may wire the adapter in: the front ends and the root itself.
+FRONT_ENDS = {"cli", "cases", "composition", "bench", "__main__", "_early_start"}
+SHARED = {"browser", "browser_settings", "errors", "results", "logs", "redaction", "_lazy"}
+
+
+def contracts() -> dict[str, dict[str, Any]]:
+    config = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["importlinter"]
+    assert config["include_external_packages"] is True  # else "playwright" is not checked
+    return {contract["id"]: contract for contract in config["contracts"]}
+
+
+def top_level_names() -> set[str]:
+    core = REPO / "northstar"
+    packages = {p.name for p in core.iterdir() if (p / "__init__.py").exists()}
+    modules = {p.stem for p in core.glob("*.py") if p.stem != "__init__"}
+    return packages | modules
+
+
+def test_every_contract_is_listed() -> None:
+    assert set(contracts()) == {
+        "core-without-browser",
+        "readers-apart",
+        "adapter-below-front-ends",
+        "no-cycles",
+        "layers",
+    }
+
+
+def test_the_core_is_kept_from_the_browser() -> None:
+    rule = contracts()["core-without-browser"]
+    assert {f"northstar.{name}" for name in CORE_PACKAGES | SHARED - {"_lazy"}} <= set(
+        rule["source_modules"]
+    )
+    assert {"playwright", "browser_adapters"} <= set(rule["forbidden_modules"])
+
+
+def test_every_part_of_northstar_is_core_shared_or_a_front_end() -> None:
+    unplaced = top_level_names() - CORE_PACKAGES - FRONT_ENDS - SHARED
+    assert unplaced == set(), "place it in a contract in pyproject.toml, then here"
+
+
+def test_readers_are_kept_from_what_starts_runs() -> None:
+    rule = contracts()["readers-apart"]
+    assert {
+        "northstar.readers",
+        "northstar.cli.journal_commands",
+        "northstar.cli.report_commands",
+    } <= set(rule["source_modules"])
+    assert {"northstar.run", "northstar.composition", "browser_adapters"} <= set(
+        rule["forbidden_modules"]
+    )
+
+
+def test_the_adapter_stays_below_the_front_ends() -> None:
+    rule = contracts()["adapter-below-front-ends"]
+    assert rule["source_modules"] == ["browser_adapters"]
+    assert {"northstar.journal", "northstar.cli"} <= set(rule["forbidden_modules"])
+
+
+def test_no_cycles_between_siblings() -> None:
+    rule = contracts()["no-cycles"]
+    assert rule["type"] == "acyclic_siblings"
+    assert set(rule["ancestors"]) == {"northstar", "browser_adapters"}
