@@ -27,7 +27,7 @@ from browser_adapters.locators import (
     resolve_one,
 )
 from browser_adapters.own_task import in_own_task
-from northstar.browser import ReadSource
+from northstar.browser import Reading, ReadSource
 from northstar.errors import (
     ActionFailed,
     NavigationFailed,
@@ -283,16 +283,9 @@ class PlaywrightSession:
         return evidence
 
     @in_own_task
-    async def read(
-        self,
-        source: ReadSource,
-        *,
-        tab: str,
-        target: Target | None,
-        attribute: str | None,
-        timeout_ms: int,
-    ) -> str:
+    async def read(self, reading: Reading, *, timeout_ms: int) -> str:
         """Read a value; a secret in it is redacted, as outputs are journaled and shown."""
+        source, tab, target = reading.source, reading.tab, reading.target
         page = self.page(tab)
         if source == "url":
             return self._shown_url(page)
@@ -305,7 +298,7 @@ class PlaywrightSession:
             async with exactly_one(
                 locator, target, timeout_ms=timeout_ms, state="attached", secrets=self._secrets
             ):
-                value = await _read_locator(locator, source, attribute, timeout_ms)
+                value = await _read_locator(locator, source, reading.attribute, timeout_ms)
             return redact(value, self._secrets)
 
     async def observe(self, tab: str) -> Observation:

@@ -2,13 +2,14 @@
 
 The runner asks a ``BrowserHost`` for one ``BrowserSession`` per iteration and drives it
 step by step. Adapters convert their library's errors to ``NorthstarError``s, so the core
-only ever sees stable codes. ``browser_adapters.playwright`` is the real implementation.
+only ever sees stable codes. ``browser_adapters`` is the real implementation.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Literal, Protocol, Self
 
@@ -19,9 +20,22 @@ from northstar.results import Evidence
 if TYPE_CHECKING:
     from northstar.monitor.observation import Observation
 
-__all__ = ["BrowserHost", "BrowserSession", "ReadSource"]
+__all__ = ["BrowserHost", "BrowserSession", "ReadSource", "Reading"]
 
 ReadSource = Literal["url", "text", "attribute", "value", "title"]
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """What to read from a tab: its URL or title, or a target's text, attribute or value.
+
+    An output, an ``extract`` step and the monitor's URL probe all ask for one.
+    """
+
+    source: ReadSource
+    tab: str
+    target: Target | None = None
+    attribute: str | None = None
 
 
 class BrowserSession(Protocol):
@@ -53,15 +67,7 @@ class BrowserSession(Protocol):
         """Wait until the check holds (auto-waiting) or raise ``ExpectationFailed``."""
         ...
 
-    async def read(
-        self,
-        source: ReadSource,
-        *,
-        tab: str,
-        target: Target | None,
-        attribute: str | None,
-        timeout_ms: int,
-    ) -> str:
+    async def read(self, reading: Reading, *, timeout_ms: int) -> str:
         """Read a value from a tab: its URL or title, or a target's text, attribute or value."""
         ...
 

@@ -11,16 +11,15 @@ from __future__ import annotations
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from types import TracebackType
 from typing import Self
 
 from northstar.bench._workload import BenchFailed, create_run, recipe_request
-from northstar.browser import BrowserSession, ReadSource
+from northstar.browser import BrowserSession, Reading
 from northstar.journal import Journal
 from northstar.monitor.observation import Observation
 from northstar.plan.compiler import bind
 from northstar.plan.model import BoundStep, BoundTab, Plan
-from northstar.recipe.model import Check, Target
+from northstar.recipe.model import Check
 from northstar.results import Evidence, StepResult
 from northstar.run.execution import execute_run
 from northstar.run.runner import IterationRecorder, ProgramRunner
@@ -52,16 +51,8 @@ class _InstantSession:
     async def check(self, check: Check, *, tab: str, timeout_ms: int) -> Evidence:
         return Evidence(check.kind, tab, check.describe(), True, "as expected")
 
-    async def read(
-        self,
-        source: ReadSource,
-        *,
-        tab: str,
-        target: Target | None,
-        attribute: str | None,
-        timeout_ms: int,
-    ) -> str:
-        return f"{FAKE_BASE_URL}/form/thanks?id=1" if source == "url" else "Thank you"
+    async def read(self, reading: Reading, *, timeout_ms: int) -> str:
+        return f"{FAKE_BASE_URL}/form/thanks?id=1" if reading.source == "url" else "Thank you"
 
     async def screenshot(self, tab: str) -> bytes | None:
         return None
@@ -79,12 +70,7 @@ class _InstantHost:
     async def __aenter__(self) -> Self:
         return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def __aexit__(self, *exc_info: object) -> None:
         return None
 
     @asynccontextmanager

@@ -11,3 +11,5 @@ Owns:
 May import: the run engine, ``northstar.composition`` and (lazily) ``browser_adapters``.
 Nothing else in the core imports this package.
 """
+
+__all__: list[str] = []  # import from the modules: loading one stays light

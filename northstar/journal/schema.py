@@ -36,15 +36,19 @@ APPLICATION_ID = 0x4E535452
 
 
 class RunStatus(StrEnum):
-    """A run's status; everything but ``running`` is final for the worker that wrote it."""
+    """A run's status; everything but ``running`` is final for the worker that wrote it.
+
+    ``blocked`` is the run's own (an unknown outcome waits for reconcile); the others are
+    the states its iterations can leave it in (``IterationState``).
+    """
 
     RUNNING = "running"
+    BLOCKED = "blocked"
     VERIFIED = "verified"
     FAILED = "failed"
     NEEDS_REVIEW = "needs_review"
     UNKNOWN = "unknown"
     STOPPED = "stopped"
-    BLOCKED = "blocked"
 
 
 class StepEvent(StrEnum):

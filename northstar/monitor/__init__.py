@@ -11,3 +11,5 @@ Pure decisions over plain data: no I/O, no browser. May import ``northstar.recip
 ``northstar.errors`` and ``northstar.redaction``. Feeding a run's steps to the monitor is
 the run engine's job (``northstar.run.monitor_feed``).
 """
+
+__all__: list[str] = []  # import from the modules: loading one stays light

@@ -34,7 +34,7 @@ URLs or secret values, so they can go into a model's context and the logs as the
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import islice
 from typing import Literal, Self
 
@@ -410,12 +410,4 @@ def _merge(standing: _Finding, latest: _Finding) -> _Finding:
     actions = latest.actions if standing.actions is None else standing.actions
     if latest.actions is not None and standing.actions is not None:
         actions = standing.actions | latest.actions
-    return _Finding(
-        kind=latest.kind,
-        tab=latest.tab,
-        counts=latest.counts,
-        action_kinds=latest.action_kinds,
-        target_roles=latest.target_roles,
-        actions=actions,
-        states=standing.states | latest.states,
-    )
+    return replace(latest, actions=actions, states=standing.states | latest.states)

@@ -11,3 +11,5 @@ Owns:
 May import: ``northstar.recipe``, ``northstar.errors``. Never the run engine, the
 journal or a browser.
 """
+
+__all__: list[str] = []  # import from the modules: loading one stays light

@@ -1,7 +1,7 @@
 """Rendering one iteration's ``Plan``: templates, tab roles and their origins, URLs, uploads.
 
 ``bind`` in ``northstar.plan.compiler`` checks the base URL and the values, then calls
-``render_plan``; the digests the plan carries are made in ``_plan_digests``.
+``render_plan``; the digests the plan carries are made in ``northstar.plan.digests``.
 """
 
 from __future__ import annotations

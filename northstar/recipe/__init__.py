@@ -12,3 +12,5 @@ Owns:
 May import: ``northstar.errors`` and the standard library, pydantic, PyYAML. Nothing
 here knows about plans, runs, the journal or a browser.
 """
+
+__all__: list[str] = []  # import from the modules: loading one stays light

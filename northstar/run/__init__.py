@@ -19,3 +19,5 @@ May import: ``northstar.recipe``, ``northstar.plan``, ``northstar.monitor``,
 ``browser_adapters`` or Playwright: a browser arrives through the ``northstar.browser``
 protocol, wired in by ``northstar.composition``.
 """
+
+__all__: list[str] = []  # import from the modules: loading one stays light

@@ -15,7 +15,7 @@ import json
 import os
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -266,15 +266,11 @@ class _RunContext:
                 f"{exc.__class__.__name__}",
                 iteration=result.iteration,
             )
-            return IterationResult(
-                iteration=result.iteration,
+            return replace(
+                result,
                 state=IterationState.NEEDS_REVIEW,
-                steps=result.steps,
-                outputs=result.outputs,
-                duration_ms=result.duration_ms,
                 reason_code=error.code,
                 reason=error.message,
-                model_calls=result.model_calls,
             )
         return result
 

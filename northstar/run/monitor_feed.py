@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from northstar.browser import BrowserSession
+from northstar.browser import BrowserSession, Reading
 from northstar.monitor.behavior import BehaviorMonitor
 from northstar.monitor.fingerprints import ActionRecord, describe_recipe_target
 from northstar.plan.model import BoundStep
@@ -65,9 +65,7 @@ class StepMonitor:
     async def after_step(self, session: BrowserSession, step: BoundStep, *, executed: bool) -> None:
         if not session.has_tab(step.tab):
             return
-        url = await session.read(
-            "url", tab=step.tab, target=None, attribute=None, timeout_ms=step.timeout_ms
-        )
+        url = await session.read(Reading("url", step.tab), timeout_ms=step.timeout_ms)
         self._keep(self.monitor.record_action(action_record(step, url=url, executed=executed)))
         if self.observe and executed and not step.is_passive:
             self._keep(self.monitor.record_observation(await session.observe(step.tab)))

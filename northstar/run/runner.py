@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import structlog
 
-from northstar.browser import BrowserHost, BrowserSession
+from northstar.browser import BrowserHost, BrowserSession, Reading
 from northstar.errors import ExpectationFailed, NorthstarError, OutcomeUnknown, TabClosed
 from northstar.plan.model import BoundStep, Plan
 from northstar.recipe.model import Check, FieldValueCheck
@@ -122,7 +122,7 @@ class ProgramRunner:
         hooks: IterationHooks | None = None,
     ) -> None:
         self._monitor = monitor
-        self._hooks = hooks or NoHooks()  # pauses, traces, snapshots: see iteration_hooks
+        self._hooks = hooks or NoHooks()  # pauses, traces, snapshots: see northstar.run.hooks
         self._sleep = sleep
         self._failpoint = failpoint
         self._host = host
@@ -301,13 +301,8 @@ class ProgramRunner:
             )
         extract = body.extract
         assert extract is not None
-        raw = await session.read(
-            extract.source,
-            tab=step.tab,
-            target=extract.target,
-            attribute=extract.attribute,
-            timeout_ms=step.timeout_ms,
-        )
+        reading = Reading(extract.source, step.tab, extract.target, extract.attribute)
+        raw = await session.read(reading, timeout_ms=step.timeout_ms)
         extracted[extract.as_] = apply_regex(raw, extract.regex, extract.as_)
         return (Evidence("extract", step.tab, f"read {extract.as_} from {extract.source}", True),)
 
@@ -350,13 +345,8 @@ class ProgramRunner:
         outputs = dict(extracted)
         try:
             for name, output in plan.outputs:
-                raw = await session.read(
-                    output.source,
-                    tab=output.tab,
-                    target=output.target,
-                    attribute=output.attribute,
-                    timeout_ms=plan.default_timeout_ms,
-                )
+                reading = Reading(output.source, output.tab, output.target, output.attribute)
+                raw = await session.read(reading, timeout_ms=plan.default_timeout_ms)
                 outputs[name] = apply_regex(raw, output.regex, name)
         except NorthstarError as exc:
             exc.with_context(step="outputs", iteration=plan.iteration)

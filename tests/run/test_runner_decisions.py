@@ -16,7 +16,7 @@ from typing import Self
 
 import pytest
 
-from northstar.browser import BrowserHost, BrowserSession, ReadSource
+from northstar.browser import BrowserHost, BrowserSession, Reading
 from northstar.errors import (
     ExpectationFailed,
     NavigationFailed,
@@ -25,7 +25,7 @@ from northstar.errors import (
 )
 from northstar.monitor.observation import Observation
 from northstar.plan.model import BoundStep, BoundTab, Plan
-from northstar.recipe.model import Check, Target
+from northstar.recipe.model import Check
 from northstar.results import Evidence, IterationResult, IterationState, StepResult, StepStatus
 from northstar.run.runner import ProgramRunner, apply_regex
 from tests.conftest import make_plan
@@ -85,17 +85,9 @@ class FakeSession:
             raise ExpectationFailed(f"{expected} did not hold", tab=tab)
         return Evidence(check.kind, tab, expected, True)
 
-    async def read(
-        self,
-        source: ReadSource,
-        *,
-        tab: str,
-        target: Target | None,
-        attribute: str | None,
-        timeout_ms: int,
-    ) -> str:
-        self.script.events.append(f"read:{tab}:{source}")
-        return self.script.reads.get((tab, source), "")
+    async def read(self, reading: Reading, *, timeout_ms: int) -> str:
+        self.script.events.append(f"read:{reading.tab}:{reading.source}")
+        return self.script.reads.get((reading.tab, reading.source), "")
 
     async def observe(self, tab: str) -> Observation:
         self.script.events.append(f"observe:{tab}")
