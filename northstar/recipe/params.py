@@ -16,6 +16,7 @@ from typing import Any
 
 from northstar.errors import ParamInvalid, ParamMissing
 from northstar.recipe.model import Param
+from northstar.redaction import redact
 
 __all__ = [
     "BUILTIN_NAMES",
@@ -52,16 +53,18 @@ def coerce_params(
             fix=f"Declared parameters: {', '.join(sorted(specs)) or 'none'}.",
         )
     values: dict[str, Any] = {}
+    # A value quoted in an error may also be a secret's (the same text given twice).
+    secrets = {str(raw[n]) for n, spec in specs.items() if spec.secret and raw.get(n)}
     for name, spec in specs.items():
         if name in raw and raw[name] is not None and raw[name] != "":
-            values[name] = _coerce(name, spec, raw[name], row)
+            values[name] = _coerce(name, spec, raw[name], row, secrets)
         elif spec.required:
             raise ParamMissing(f"{_where(row)}parameter {name!r} is required")
         elif spec.default is not None:
             default = spec.default
             if spec.type == "file" and recipe_dir is not None:
                 default = str(recipe_dir / str(default))
-            values[name] = _coerce(name, spec, default, row)
+            values[name] = _coerce(name, spec, default, row, secrets)
         else:
             values[name] = "" if spec.type in ("string", "enum") else None
     return values
@@ -71,12 +74,13 @@ def _where(row: int | None) -> str:
     return f"row {row}: " if row is not None else ""
 
 
-def _coerce(name: str, spec: Param, value: Any, row: int | None) -> Any:
+def _coerce(name: str, spec: Param, value: Any, row: int | None, secrets: set[str]) -> Any:
     try:
         return _CONVERTERS[spec.type](value, spec)
     except (ValueError, TypeError, OverflowError) as exc:
         # A converter's message may quote the value, so a secret gets none of it.
         detail = "(secret value not shown)" if spec.secret else f"got {value!r}: {exc}"
+        detail = redact(detail, secrets)
         raise ParamInvalid(
             f"{_where(row)}parameter {name!r} must be {spec.type}, {detail}",
             fix=f"Pass a {spec.type} value for {name!r}.",

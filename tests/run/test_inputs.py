@@ -9,6 +9,7 @@ import pytest
 from northstar.errors import ParamInvalid, ParamMissing, UsageInvalid
 from northstar.recipe.inputs import read_params_source, validate_rows
 from northstar.recipe.model import Param
+from northstar.recipe.params import coerce_params
 
 SPECS = {
     "title": Param(type="string", required=True),
@@ -88,3 +89,11 @@ def test_secret_value_is_not_echoed_in_errors(tmp_path: Path) -> None:
 def test_unreadable_rows_files_are_usage_errors(tmp_path: Path, name: str, text: str) -> None:
     with pytest.raises(UsageInvalid):
         read_params_source(write(tmp_path, name, text))
+
+
+def test_a_value_given_for_a_secret_and_another_param_is_not_quoted_in_the_error() -> None:
+    specs = {"token": Param(type="string", secret=True), "count": Param(type="integer")}
+    with pytest.raises(ParamInvalid) as caught:
+        coerce_params(specs, {"token": "s3cret-value", "count": "s3cret-value"})
+    assert "s3cret-value" not in caught.value.message
+    assert "'count' must be integer" in caught.value.message
