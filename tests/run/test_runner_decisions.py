@@ -11,7 +11,6 @@ import itertools
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field
-from types import TracebackType
 from typing import Self
 
 import pytest
@@ -107,12 +106,7 @@ class FakeHost:
     async def __aenter__(self) -> Self:
         return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def __aexit__(self, *exc_info: object) -> None:
         return None
 
     def session(self, plan: Plan) -> AbstractAsyncContextManager[BrowserSession]:
