@@ -9,13 +9,16 @@ nothing else may write to stdout) or on streamable HTTP behind a bearer token
 
 from __future__ import annotations
 
+import signal
 import socket
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import anyio
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
 
@@ -66,13 +69,37 @@ def build_server(
     return server
 
 
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
 async def serve_stdio(options: ServerOptions) -> None:
-    """Serve one MCP host over stdin/stdout until it closes them."""
+    """Serve one MCP host over stdin/stdout until it closes them, or SIGINT/SIGTERM."""
     browser = SharedBrowser(options.browser)
     try:
-        await build_server(options, browser).run_stdio_async()
+        async with anyio.create_task_group() as tasks:
+
+            async def stop_on_signal() -> None:
+                with anyio.open_signal_receiver(*STOP_SIGNALS) as received:
+                    async for _ in received:
+                        tasks.cancel_scope.cancel()
+
+            tasks.start_soon(stop_on_signal)
+            await build_server(options, browser).run_stdio_async()
+            tasks.cancel_scope.cancel()
     finally:
         await browser.aclose()
+
+
+@contextmanager
+def _quiet_after_uvicorn() -> Iterator[None]:
+    """uvicorn stops on SIGINT/SIGTERM, then raises the signal again for the handler it
+    found; a no-op one lets the browser close and the process end normally (exit 0)."""
+    previous = {sig: signal.signal(sig, lambda signum, frame: None) for sig in STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def _listening_socket(address: HttpAddress) -> socket.socket:
@@ -101,7 +128,8 @@ async def serve_http(
     config = uvicorn.Config(app, log_level="warning", lifespan="on")
     announce(f"northstar mcp: listening on {bound.url(HTTP_PATH)}")
     try:
-        await uvicorn.Server(config).serve(sockets=[sock])
+        with _quiet_after_uvicorn():
+            await uvicorn.Server(config).serve(sockets=[sock])
     finally:
         sock.close()
         await browser.aclose()
