@@ -8,7 +8,8 @@ module (and the CLI that calls it) is where ``browser_adapters`` is imported, la
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -44,6 +45,18 @@ def open_host(settings: BrowserSettings) -> BrowserHost:
     return PlaywrightHost(settings)
 
 
+@asynccontextmanager
+async def _host_for(
+    open_one: BrowserHost | None, settings: BrowserSettings | None
+) -> AsyncIterator[BrowserHost]:
+    """``open_one`` as it is (a server's one browser: it stays open), else a fresh host."""
+    if open_one is not None:
+        yield open_one
+        return
+    async with open_host(settings or BrowserSettings()) as host:
+        yield host
+
+
 def load_compiled(path: str | Path) -> CompiledRecipe:
     """Load, validate and prepare a recipe file: every static check before any browser."""
     recipe, positions = load_recipe_positions(path)
@@ -58,10 +71,15 @@ async def run_recipe(
     stop: StopSignal | None = None,
     on_result: Callable[[IterationResult], None] = lambda result: None,
     on_start: Callable[[str], None] = lambda run_id: None,
+    host: BrowserHost | None = None,
 ) -> RunOutcome:
-    """Run a validated request with a journal and one browser for all its iterations."""
+    """Run a validated request with a journal and one browser for all its iterations.
+
+    ``host``: an open host to run on (a server's one browser), left open afterwards;
+    without it the run launches its own browser and closes it at the end.
+    """
     with Journal.open(journal_path) as journal:
-        async with open_host(browser or BrowserSettings()) as host:
+        async with _host_for(host, browser) as host:
             return await execute_run(
                 request,
                 host=host,
@@ -109,11 +127,12 @@ async def reconcile(
     journal: Journal,
     *,
     browser: BrowserSettings | None = None,
+    host: BrowserHost | None = None,
 ) -> list[ReconcileDecision]:
-    """Run the reconcile probes of a blocked run in a fresh browser."""
+    """Run the reconcile probes of a blocked run in a fresh browser (or on ``host``)."""
     from northstar.run.recovery import reconcile_run  # only recovery commands need it
 
-    async with open_host(browser or BrowserSettings()) as host:
+    async with _host_for(host, browser) as host:
         return await reconcile_run(run_id, credential, request, host=host, journal=journal)
 
 
@@ -126,11 +145,12 @@ async def resume(
     browser: BrowserSettings | None = None,
     stop: StopSignal | None = None,
     on_result: Callable[[IterationResult], None] = lambda result: None,
+    host: BrowserHost | None = None,
 ) -> RunOutcome:
-    """Continue a run's remaining iterations once every outcome is settled."""
+    """Continue a run's remaining iterations once every outcome is settled (on ``host``)."""
     from northstar.run.recovery import resume_run
 
-    async with open_host(browser or BrowserSettings()) as host:
+    async with _host_for(host, browser) as host:
         return await resume_run(
             run_id, credential, request, host=host, journal=journal, stop=stop, on_result=on_result
         )

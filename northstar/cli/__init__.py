@@ -37,6 +37,7 @@ _COMMANDS = {
     "report": "northstar.cli.report_commands:report",
     "reconcile": "northstar.cli.recovery_commands:reconcile",
     "resume": "northstar.cli.recovery_commands:resume",
+    "mcp": "northstar.cli.mcp_commands:mcp",
 }
 
 

@@ -1,0 +1,135 @@
+"""``northstar mcp``: the MCP server, over stdio or streamable HTTP, with one browser.
+
+``build_server`` puts the tool groups on an ``MCPServer`` (the official SDK, 2.x); each
+group is a module with its own ``register_tools(server, ...)``. ``serve`` runs it on
+stdio (the default: the MCP host starts the process and talks over its stdin/stdout, so
+nothing else may write to stdout) or on streamable HTTP behind a bearer token
+(``northstar.mcp.http_access``), and closes the server's one browser on the way out.
+"""
+
+from __future__ import annotations
+
+import signal
+import socket
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcp.server.auth.settings import AuthSettings
+from mcp.server.mcpserver import MCPServer
+
+from northstar.browser_settings import BrowserSettings
+from northstar.mcp import program_tools, status_tools
+from northstar.mcp.http_access import HttpAddress, StaticTokenVerifier
+from northstar.mcp.program_tools import ProgramSettings, ProgramTools
+from northstar.mcp.shared_browser import SharedBrowser
+
+__all__ = ["HTTP_PATH", "ServerOptions", "build_server", "serve_http", "serve_stdio"]
+
+HTTP_PATH = "/mcp"
+
+INSTRUCTIONS = (
+    "Northstar runs stored browser programs (recipes) and verifies every iteration. "
+    "Programs first: list_programs, describe_program, then call_program when one fits; "
+    "keep the run's credential to reconcile_run or resume_run a blocked run; "
+    "run_status reads any run."
+)
+
+
+@dataclass(frozen=True)
+class ServerOptions:
+    folders: tuple[Path, ...]
+    journal_path: Path
+    browser: BrowserSettings
+    project: str = "default"
+
+
+def build_server(
+    options: ServerOptions, browser: SharedBrowser, *, token: str | None = None, url: str = ""
+) -> MCPServer[Any]:
+    """The server with every tool group registered; ``token`` puts it behind bearer auth."""
+    auth: dict[str, Any] = {}
+    if token is not None:
+        # The SDK wants an issuer; with no resource metadata route it is published nowhere.
+        settings = AuthSettings(issuer_url=url, resource_server_url=None)
+        auth = {"auth": settings, "token_verifier": StaticTokenVerifier(token)}
+    server: MCPServer[Any] = MCPServer(
+        "northstar", instructions=INSTRUCTIONS, log_level="WARNING", **auth
+    )
+    programs = ProgramSettings(options.folders, options.journal_path, options.project)
+    program_tools.register_tools(server, ProgramTools(programs, browser))
+    status_tools.register_tools(server, journal_path=options.journal_path)
+    # Agent tools: the exploration half (sessions, observe/act/check, loop signals) lives in
+    # northstar/agent/ and registers here with its own register_tools(server, browser, ...)
+    # once that package exists; programs stay first in the list.
+    return server
+
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+async def serve_stdio(options: ServerOptions) -> None:
+    """Serve one MCP host over stdin/stdout until it closes them, or SIGINT/SIGTERM."""
+    browser = SharedBrowser(options.browser)
+    try:
+        async with anyio.create_task_group() as tasks:
+
+            async def stop_on_signal() -> None:
+                with anyio.open_signal_receiver(*STOP_SIGNALS) as received:
+                    async for _ in received:
+                        tasks.cancel_scope.cancel()
+
+            tasks.start_soon(stop_on_signal)
+            await build_server(options, browser).run_stdio_async()
+            tasks.cancel_scope.cancel()
+    finally:
+        await browser.aclose()
+
+
+@contextmanager
+def _quiet_after_uvicorn() -> Iterator[None]:
+    """uvicorn stops on SIGINT/SIGTERM, then raises the signal again for the handler it
+    found; a no-op one lets the browser close and the process end normally (exit 0)."""
+    previous = {sig: signal.signal(sig, lambda signum, frame: None) for sig in STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _listening_socket(address: HttpAddress) -> socket.socket:
+    """Bound before the server starts, so port 0 is a free port known in advance."""
+    family = socket.AF_INET6 if ":" in address.host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((address.host, address.port))
+    return sock
+
+
+async def serve_http(
+    options: ServerOptions,
+    address: HttpAddress,
+    token: str,
+    announce: Callable[[str], None] = lambda line: print(line, file=sys.stderr, flush=True),
+) -> None:
+    """Serve streamable HTTP at ``address`` until SIGINT/SIGTERM; every request needs the token."""
+    import uvicorn  # only the HTTP transport needs the web server
+
+    sock = _listening_socket(address)
+    bound = HttpAddress(address.host, sock.getsockname()[1])
+    browser = SharedBrowser(options.browser)
+    server = build_server(options, browser, token=token, url=bound.url())
+    app = server.streamable_http_app(host=bound.host)
+    config = uvicorn.Config(app, log_level="warning", lifespan="on")
+    announce(f"northstar mcp: listening on {bound.url(HTTP_PATH)}")
+    try:
+        with _quiet_after_uvicorn():
+            await uvicorn.Server(config).serve(sockets=[sock])
+    finally:
+        sock.close()
+        await browser.aclose()
