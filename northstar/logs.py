@@ -36,6 +36,7 @@ EVENTS = frozenset(
         "loop_signal_cleared",
         "credential_not_saved",
         "screenshot_not_saved",
+        "unexpected_error",
     }
 )
 
