@@ -26,50 +26,46 @@ _KINDS = (
     (stat.S_ISSOCK, "a socket"),
 )
 
-Refuse = Callable[[str, str], InputError]  # (message, fix) -> the error to raise
+Refuse = Callable[[str, str], InputError]  # (message, fix) -> the error, naming the path
 
 
 def read_bounded_text(path: Path, *, limit: int, what: str, refuse: Refuse) -> str:
     """The UTF-8 text of the regular file at ``path``, at most ``limit`` bytes long."""
     try:
-        _check_kind(os.stat(path).st_mode, path, what, refuse)
+        _check_kind(os.stat(path).st_mode, what, refuse)
         descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
     except FileNotFoundError:
-        raise refuse(f"no {what} at {path}", f"Check the path to the {what}.") from None
+        raise refuse(f"no {what} there", f"Check the path to the {what}.") from None
     except OSError as exc:
-        raise _unreadable(exc, path, what, refuse) from None
+        raise _unreadable(exc, what, refuse) from None
     with os.fdopen(descriptor, "rb") as handle:
         try:
-            _check_kind(os.fstat(descriptor).st_mode, path, what, refuse)
+            _check_kind(os.fstat(descriptor).st_mode, what, refuse)
             data = handle.read(limit + 1)
         except OSError as exc:
-            raise _unreadable(exc, path, what, refuse) from None
+            raise _unreadable(exc, what, refuse) from None
     if len(data) > limit:
         raise refuse(
-            f"the {what} {path} is larger than {_size(limit)}",
+            f"the {what} is larger than {_size(limit)}",
             f"Keep a {what} under {_size(limit)}; split a long batch into several runs.",
         )
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError:
-        raise refuse(
-            f"the {what} {path} is not UTF-8 text", f"Save the {what} as UTF-8 text."
-        ) from None
+        raise refuse(f"the {what} is not UTF-8 text", f"Save the {what} as UTF-8 text.") from None
 
 
-def _check_kind(mode: int, path: Path, what: str, refuse: Refuse) -> None:
+def _check_kind(mode: int, what: str, refuse: Refuse) -> None:
     for test, kind in _KINDS:
         if test(mode):
-            raise refuse(
-                f"the {what} {path} is {kind}, not a regular file", f"Pass the path of a {what}."
-            )
+            raise refuse(f"the {what} is {kind}, not a regular file", f"Pass the path of a {what}.")
     if not stat.S_ISREG(mode):
-        raise refuse(f"the {what} {path} is not a regular file", f"Pass the path of a {what}.")
+        raise refuse(f"the {what} is not a regular file", f"Pass the path of a {what}.")
 
 
-def _unreadable(exc: OSError, path: Path, what: str, refuse: Refuse) -> InputError:
+def _unreadable(exc: OSError, what: str, refuse: Refuse) -> InputError:
     reason = exc.strerror or exc.__class__.__name__
-    return refuse(f"cannot read the {what} {path}: {reason}", f"Pass a readable {what}.")
+    return refuse(f"cannot read the {what}: {reason}", f"Pass a readable {what}.")
 
 
 def _size(limit: int) -> str:

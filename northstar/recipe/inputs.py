@@ -44,10 +44,6 @@ class ParamsSource:
         self.rows = rows
 
 
-def _refuse(message: str, fix: str) -> UsageInvalid:
-    return UsageInvalid(message, fix=fix)
-
-
 def read_params_source(path: str | Path) -> ParamsSource:
     """Read a params file by its extension: .csv and .jsonl are rows, .json either."""
     file = Path(path)
@@ -56,7 +52,11 @@ def read_params_source(path: str | Path) -> ParamsSource:
         raise UsageInvalid(
             f"params file {file} must end in .csv, .jsonl or .json", fix="Rename or convert it."
         )
-    text = read_bounded_text(file, limit=MAX_PARAMS_BYTES, what="params file", refuse=_refuse)
+
+    def refuse(message: str, fix: str) -> UsageInvalid:
+        return UsageInvalid(f"{file}: {message}", fix=fix)
+
+    text = read_bounded_text(file, limit=MAX_PARAMS_BYTES, what="params file", refuse=refuse)
     if suffix == ".csv":
         return ParamsSource(rows=_csv_rows(text, file))
     if suffix == ".jsonl":
