@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import Collection, MutableMapping
+from collections.abc import MutableMapping
 from contextvars import ContextVar
 from typing import Any
 
 import structlog
 
-from northstar.redaction import redact
+from northstar.redaction import redact_data
 
 __all__ = ["EVENTS", "configure_logging", "redact_secrets", "secret_values"]
 
@@ -36,20 +36,11 @@ EVENTS = frozenset(
         "loop_signal_cleared",
         "credential_not_saved",
         "screenshot_not_saved",
+        "unexpected_error",
     }
 )
 
 secret_values: ContextVar[frozenset[str]] = ContextVar("northstar_secrets", default=frozenset())
-
-
-def _scrub(value: Any, secrets: Collection[str]) -> Any:
-    if isinstance(value, str):
-        return redact(value, secrets)
-    if isinstance(value, dict):
-        return {k: _scrub(v, secrets) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return type(value)(_scrub(v, secrets) for v in value)
-    return value
 
 
 def redact_secrets(
@@ -59,7 +50,7 @@ def redact_secrets(
     secrets = secret_values.get()
     if not secrets:
         return event_dict
-    return {k: _scrub(v, secrets) for k, v in event_dict.items()}
+    return {k: redact_data(v, secrets) for k, v in event_dict.items()}
 
 
 def configure_logging(*, json: bool = False, verbose: bool = False) -> None:

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, quote_plus
 
 from northstar.errors import ParamMissing, UsageInvalid
+from northstar.redaction import contains_secret, secret_pattern
 
 if TYPE_CHECKING:  # the pytest plugin imports this module at start-up: keep it light
     from northstar.recipe.model import Param
@@ -217,11 +218,24 @@ _ENCODINGS: tuple[Callable[[str], str], ...] = (
 
 
 def scrub_secrets(value: Any, secrets: Mapping[str, str]) -> Any:
-    """``value`` (JSON-like) with each secret, in each encoding, replaced by its marker."""
+    """``value`` (JSON-like) with each secret, in each encoding, replaced by its marker.
+
+    The encodings a replay can put back come first; any other form of the secret
+    (``northstar.redaction`` knows them all) becomes the plain marker, never restored.
+    """
     pairs = [
         (enc(v), enc(secret_marker(n))) for n, v in _longest_first(secrets) for enc in _ENCODINGS
     ]
-    return _replace_everywhere(value, pairs)
+    others = [(secret_pattern([v]), secret_marker(n)) for n, v in _longest_first(secrets)]
+
+    def scrub(text: str) -> str:
+        for old, new in pairs:
+            text = text.replace(old, new)
+        for pattern, marker in others:
+            text = pattern.sub(marker, text) if pattern is not None else text
+        return text
+
+    return _replace_everywhere(value, scrub)
 
 
 def restore_secrets(value: Any, secrets: Mapping[str, str]) -> Any:
@@ -229,15 +243,21 @@ def restore_secrets(value: Any, secrets: Mapping[str, str]) -> Any:
     pairs = [
         (enc(secret_marker(n)), enc(v)) for n, v in _longest_first(secrets) for enc in _ENCODINGS
     ]
-    return _replace_everywhere(value, pairs)
+
+    def restore(text: str) -> str:
+        for old, new in pairs:
+            text = text.replace(old, new)
+        return text
+
+    return _replace_everywhere(value, restore)
 
 
 def leaked_secrets(texts: Iterable[str], secrets: Mapping[str, str]) -> list[str]:
-    """Names of the secrets whose value (in any encoding) still appears in ``texts``."""
+    """Names of the secrets whose value (in any form) still appears in ``texts``."""
     found = set()
     for text in texts:
         for name, value in secrets.items():
-            if value and any(enc(value) in text for enc in _ENCODINGS):
+            if value and contains_secret(text, [value]):
                 found.add(name)
     return sorted(found)
 
@@ -246,24 +266,22 @@ def _longest_first(secrets: Mapping[str, str]) -> list[tuple[str, str]]:
     return sorted(((n, v) for n, v in secrets.items() if v), key=lambda nv: -len(nv[1]))
 
 
-def _replace_everywhere(value: Any, pairs: list[tuple[str, str]]) -> Any:
+def _replace_everywhere(value: Any, replace: Callable[[str], str]) -> Any:
     if isinstance(value, str):
-        for old, new in pairs:
-            value = value.replace(old, new)
-        return value
+        return replace(value)
     if isinstance(value, list):
-        return [_replace_everywhere(item, pairs) for item in value]
+        return [_replace_everywhere(item, replace) for item in value]
     if isinstance(value, dict):
         if value.get("encoding") == "base64" and isinstance(value.get("text"), str):
-            return {**value, "text": _replace_in_base64(value["text"], pairs)}
-        return {k: _replace_everywhere(v, pairs) for k, v in value.items()}
+            return {**value, "text": _replace_in_base64(value["text"], replace)}
+        return {k: _replace_everywhere(v, replace) for k, v in value.items()}
     return value
 
 
-def _replace_in_base64(text: str, pairs: list[tuple[str, str]]) -> str:
+def _replace_in_base64(text: str, replace: Callable[[str], str]) -> str:
     """A base64 body (HAR content) is scrubbed too when it decodes to text."""
     try:
         decoded = base64.b64decode(text, validate=True).decode("utf-8")
     except (binascii.Error, UnicodeDecodeError):
         return text  # binary content: an image cannot hold a typed secret
-    return base64.b64encode(_replace_everywhere(decoded, pairs).encode()).decode()
+    return base64.b64encode(replace(decoded).encode()).decode()

@@ -35,7 +35,7 @@ def input_options(command: F) -> F:
             ),
             click.option(
                 "--params-file",
-                type=click.Path(dir_okay=False),
+                type=click.Path(),  # the reader refuses a directory, FIFO or device, coded
                 help="A .json object (constant), or .csv / .jsonl / .json list (one row each).",
             ),
             click.option(

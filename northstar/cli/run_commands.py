@@ -69,7 +69,8 @@ async def run_with_signals(
 
 
 @click.command()
-@click.argument("recipe", type=click.Path(dir_okay=False))
+# Plain paths: the recipe reader refuses a directory, FIFO or device with a coded line.
+@click.argument("recipe", type=click.Path())
 @input_options
 @click.option("--repeat", type=int, default=None, help="Iterations to run (1-100000).")
 @click.option("--interval", type=int, default=0, help="Seconds between iterations (0-86400).")
@@ -120,7 +121,7 @@ def run(**options: Any) -> None:
 
 
 @click.command()
-@click.argument("recipes", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.argument("recipes", nargs=-1, required=True, type=click.Path())
 def validate(recipes: tuple[str, ...]) -> None:
     """Check recipe files without running them (schema, tab roles, templates)."""
     failed = 0

@@ -58,12 +58,20 @@ class JournalDb:
 
     @classmethod
     def connect(cls, path: Path, now: Clock) -> JournalDb:
-        """Open (creating) the file, migrate it, and switch it to WAL."""
+        """Open (creating) the file, migrate it, and switch it to WAL.
+
+        Only a missing file is created, and it appears at ``path`` complete (built
+        beside it and linked into place): so a file that is there but empty or shorter
+        than its own header says was truncated, and is refused rather than replaced.
+        """
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
+            refuse_damaged(path)
+            if not path.exists():
+                _create(path)
         except OSError as exc:
             raise JournalError(
-                f"cannot create the journal folder {path.parent}: {exc.strerror}", path=str(path)
+                f"cannot create the journal at {path}: {exc.strerror or exc}", path=str(path)
             ) from exc
         with sqlite_errors("open the journal", path=str(path)):
             conn = sqlite3.connect(
@@ -121,6 +129,77 @@ class JournalDb:
     def close(self) -> None:
         with sqlite_errors("close the journal"):
             self.conn.close()
+
+
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+_HEADER = 100
+
+
+def refuse_damaged(path: Path) -> None:
+    """A journal file that is empty, or shorter than its header says, is a ``JournalError``.
+
+    The length check is made only with no ``-wal`` file beside it: a WAL may hold pages
+    the main file does not have yet.
+    """
+    try:
+        size = path.stat().st_size
+        with path.open("rb") as handle:
+            header = handle.read(_HEADER)
+    except FileNotFoundError:
+        return
+    if size == 0:
+        raise _damaged(path, "is empty (0 bytes)")
+    if not header.startswith(_SQLITE_MAGIC):
+        return  # not SQLite at all: SQLite's own error names it
+    expected = _expected_size(header)
+    wal = path.with_name(path.name + "-wal")
+    if expected is not None and size < expected and not wal.exists():
+        raise _damaged(path, f"is cut short ({size} of {expected} bytes)")
+
+
+def _expected_size(header: bytes) -> int | None:
+    """Page size times page count from an SQLite header, if the header vouches for it."""
+    if len(header) < _HEADER or header[24:28] != header[92:96]:
+        return None  # the in-header page count is stale (written by an old SQLite)
+    page_size = int.from_bytes(header[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    return page_size * int.from_bytes(header[28:32], "big")
+
+
+def _damaged(path: Path, what: str) -> JournalError:
+    return JournalError(
+        f"the journal at {path} {what}: it was truncated, so its runs cannot be read",
+        path=str(path),
+        fix="Restore the journal from a backup, or move the file away to start a new journal.",
+    )
+
+
+def _create(path: Path) -> None:
+    """A new, migrated journal at ``path``, which appears there complete or not at all."""
+    fresh = path.with_name(f".{path.name}.{os.getpid()}.new")
+    try:
+        with sqlite_errors("create the journal", path=str(path)):
+            conn = sqlite3.connect(fresh, isolation_level=None)
+        try:
+            _configure(conn, fresh)
+        finally:
+            conn.close()
+        _link_new(fresh, path)
+    finally:
+        for leftover in (fresh, fresh.with_name(fresh.name + "-wal")):
+            leftover.unlink(missing_ok=True)
+        fresh.with_name(fresh.name + "-shm").unlink(missing_ok=True)
+
+
+def _link_new(fresh: Path, path: Path) -> None:
+    """Put ``fresh`` at ``path`` unless a file is there already (another process won)."""
+    try:
+        os.link(fresh, path)
+    except FileExistsError:
+        return
+    except OSError:  # a file system without hard links: a rename, after one more look
+        if not path.exists():
+            os.replace(fresh, path)
 
 
 def _configure(conn: sqlite3.Connection, path: Path) -> None:

@@ -8,14 +8,14 @@ Evidence and errors are scrubbed of the plan's secret values before they are wri
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Mapping
+from collections.abc import Collection
 from dataclasses import asdict
 from typing import Any
 
 from northstar.errors import IdempotencyConflict, JournalError, NorthstarError, OutcomeUnknown
 from northstar.journal._db import JournalDb
 from northstar.journal.schema import StepEvent, SubmissionState
-from northstar.redaction import redact
+from northstar.redaction import redact_data
 from northstar.results import StepResult, StepStatus
 
 __all__ = [
@@ -231,16 +231,4 @@ def _refusal(
 
 def to_json(value: Any, secrets: Collection[str]) -> str:
     """Compact JSON with every secret value replaced, wherever it sits in the structure."""
-    return json.dumps(_scrub(value, secrets), default=str, separators=(",", ":"))
-
-
-def _scrub(value: Any, secrets: Collection[str]) -> Any:
-    if not secrets:
-        return value
-    if isinstance(value, str):
-        return redact(value, secrets)
-    if isinstance(value, Mapping):
-        return {str(key): _scrub(item, secrets) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [_scrub(item, secrets) for item in value]
-    return value
+    return json.dumps(redact_data(value, secrets), default=str, separators=(",", ":"))

@@ -29,6 +29,7 @@ from northstar.journal._db import Clock, JournalDb, sqlite_errors, utc_now, work
 from northstar.journal.paths import resolve_journal_path
 from northstar.journal.recorder import JournalRecorder
 from northstar.journal.schema import RunStatus, SubmissionState
+from northstar.redaction import redact
 from northstar.results import IterationResult, IterationState
 
 __all__ = ["Journal", "RunRecord", "SubmissionRecord", "credential_hash", "new_run_id"]
@@ -204,7 +205,7 @@ class Journal:
     ) -> None:
         """Write the verdict and fill in steps the runner reported only in ``result``.
 
-        ``secrets`` (``Plan.secrets``) are scrubbed from the evidence written here.
+        ``secrets`` (``Plan.secrets``) are scrubbed from the reason and evidence written here.
         Outputs are saved separately with ``save_outputs``.
         """
         number = result.iteration
@@ -219,7 +220,7 @@ class Journal:
                     self._db.stamp(),
                     result.duration_ms,
                     result.reason_code,
-                    result.reason,
+                    None if result.reason is None else redact(result.reason, secrets),
                     result.failing_step,
                     result.evidence_count,
                     result.model_calls,

@@ -24,11 +24,10 @@ from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Literal
-from urllib.parse import quote, quote_plus
 
 from pydantic import BaseModel, ConfigDict
 
-from northstar.redaction import REDACTED
+from northstar.redaction import REDACTED, secret_pattern
 
 __all__ = [
     "CONTROL_ROLES",
@@ -344,17 +343,9 @@ def _walk(roots: Sequence[_RawNode]) -> Iterator[_RawNode]:
 # Redaction
 
 
-def _secret_pattern(secrets: Collection[str]) -> re.Pattern[str] | None:
-    """One pattern for every secret and its URL-encoded forms, longest first."""
-    forms = {form for s in secrets if s.strip() for form in (s, quote(s, safe=""), quote_plus(s))}
-    if not forms:
-        return None
-    return re.compile("|".join(re.escape(f) for f in sorted(forms, key=len, reverse=True)))
-
-
 def _make_scrubber(secrets: Collection[str]) -> Callable[[str], str]:
-    """A function that replaces every secret value (and its URL-encoded form) in a string."""
-    pattern = _secret_pattern(secrets)
+    """A function that replaces every secret value (in any of its forms) in a string."""
+    pattern = secret_pattern([s for s in secrets if s.strip()])
     if pattern is None:
         return lambda text: text
     return lambda text: pattern.sub(REDACTED, text)

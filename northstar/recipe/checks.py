@@ -31,8 +31,13 @@ __all__ = [
 ]
 
 # Fields that name things rather than carry page content: never templated.
-NOT_TEMPLATED = frozenset({"id", "tab", "opened_by", "description", "effect", "name_"})
+NOT_TEMPLATED = frozenset({"id", "tab", "opened_by", "description", "effect"})
 REGEX_FIELDS = frozenset({"url_regex", "regex"})
+# Mappings whose keys are names the author chose, not fields: a tab role or an output
+# called `id` or `regex` is checked like any other (``params`` are never templated).
+_NAMED_MAPPINGS = frozenset({("tabs",), ("outputs",)})
+PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+ROLE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 _LAST_SEGMENT = re.compile(r"(\.[^.\[\]]+|\[\d+\])$")
 
 
@@ -55,7 +60,7 @@ def _invalid(source: str, path: str, message: str, fix: str) -> RecipeInvalid:
 
 def check_param_names(recipe: Recipe, source: str) -> None:
     for name in recipe.params:
-        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) or name in BUILTIN_NAMES:
+        if not PLAIN_NAME.fullmatch(name) or name in BUILTIN_NAMES:
             raise _invalid(
                 source,
                 f"params.{name}",
@@ -129,7 +134,15 @@ def check_steps(recipe: Recipe, source: str) -> None:
 
 
 def check_output_names(recipe: Recipe, source: str) -> None:
-    """Each output name is produced once: by one ``extract`` step or one ``outputs`` entry."""
+    """Each output name is plain and produced once: by one ``extract`` or ``outputs`` entry."""
+    for name in recipe.outputs:
+        if not PLAIN_NAME.fullmatch(name):
+            raise _invalid(
+                source,
+                f"outputs.{name}",
+                "an output name must be a plain name (letters, digits, _)",
+                "Rename the output, for example to `post_url`.",
+            )
     seen: set[str] = set()
     for i, step in enumerate(recipe.steps):
         if step.extract is not None:
@@ -157,6 +170,14 @@ def _check_check_tab(recipe: Recipe, check: Check, path: str, source: str, requi
 
 
 def check_tabs(recipe: Recipe, source: str) -> None:
+    for role in recipe.tabs:
+        if not ROLE_NAME.fullmatch(role):
+            raise _invalid(
+                source,
+                f"tabs.{role}",
+                "a tab role name must be a plain name (letters, digits, _ . -)",
+                "Rename the role, for example to `admin`.",
+            )
     index = {step.id: i for i, step in enumerate(recipe.steps)}
     opened: dict[str, str] = {}
     for role, tab in recipe.tabs.items():
@@ -237,8 +258,9 @@ def _strings(
 ) -> Iterator[tuple[tuple[str | int, ...], str, str]]:
     """Every templated string in dumped recipe data, with its path and field name."""
     if isinstance(value, dict):
+        named = loc in _NAMED_MAPPINGS  # keys are names, so none of them is skipped
         for key, item in value.items():
-            if key not in NOT_TEMPLATED and not (loc and loc[0] == "params"):
+            if named or (key not in NOT_TEMPLATED and loc[:1] != ("params",)):
                 yield from _strings(item, (*loc, key))
     elif isinstance(value, list):
         for i, item in enumerate(value):

@@ -5,21 +5,33 @@ per line); a ``.json`` file holds one object (constant parameters) or a list of 
 (rows). Every row is validated against the recipe's parameters before the first
 iteration starts, and an error names the row (1-based, counting data rows).
 Constant ``-p`` values apply to every row; a row's own value wins over them.
+
+A params file is a regular file of at most ``MAX_PARAMS_BYTES`` (a FIFO, a device or a
+directory is refused before anything is read). A CSV field may be as long as the file;
+rows end at real line ends only (``\n``, ``\r\n``, ``\r``), so a U+2028 inside a value stays
+in it. A JSON value is text, a number, a boolean or null: a list or object nested in a
+row is refused, as is an integer longer than Python reads (4300 digits).
 """
 
 from __future__ import annotations
 
 import csv
+import io
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from northstar.errors import UsageInvalid
+from northstar.recipe._files import read_bounded_text
 from northstar.recipe.model import Param
 from northstar.recipe.params import coerce_params
 
-__all__ = ["ParamsSource", "read_params_source", "validate_rows"]
+__all__ = ["MAX_PARAMS_BYTES", "ParamsSource", "read_params_source", "validate_rows"]
+
+MAX_PARAMS_BYTES = 16 << 20  # 16 MiB: a large batch, and a bound on the memory it takes
+_SUFFIXES = (".csv", ".jsonl", ".json")
 
 
 class ParamsSource:
@@ -35,67 +47,109 @@ class ParamsSource:
 def read_params_source(path: str | Path) -> ParamsSource:
     """Read a params file by its extension: .csv and .jsonl are rows, .json either."""
     file = Path(path)
-    try:
-        text = file.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageInvalid(
-            f"cannot read params file {file}: {exc.__class__.__name__}",
-            fix="Pass a readable UTF-8 .csv, .jsonl or .json file.",
-        ) from None
     suffix = file.suffix.lower()
+    if suffix not in _SUFFIXES:
+        raise UsageInvalid(
+            f"params file {file} must end in .csv, .jsonl or .json", fix="Rename or convert it."
+        )
+
+    def refuse(message: str, fix: str) -> UsageInvalid:
+        return UsageInvalid(f"{file}: {message}", fix=fix)
+
+    text = read_bounded_text(file, limit=MAX_PARAMS_BYTES, what="params file", refuse=refuse)
     if suffix == ".csv":
         return ParamsSource(rows=_csv_rows(text, file))
     if suffix == ".jsonl":
         return ParamsSource(rows=_jsonl_rows(text, file))
-    if suffix == ".json":
-        return _json_source(text, file)
-    raise UsageInvalid(
-        f"params file {file} must end in .csv, .jsonl or .json", fix="Rename or convert it."
-    )
+    return _json_source(text, file)
+
+
+@contextmanager
+def _fields_up_to_the_file_size() -> Iterator[None]:
+    """csv's default field limit (128 KiB) is below the file bound; lift it while reading."""
+    previous = csv.field_size_limit(MAX_PARAMS_BYTES)
+    try:
+        yield
+    finally:
+        csv.field_size_limit(previous)
 
 
 def _csv_rows(text: str, file: Path) -> list[dict[str, Any]]:
-    reader = csv.DictReader(text.splitlines())
-    if not reader.fieldnames:
-        raise UsageInvalid(f"{file}: no header line", fix="Put parameter names on the first line.")
+    # newline="": csv itself finds the line ends, so quoted newlines and U+2028 stay values.
+    reader = csv.DictReader(io.StringIO(text, newline=""))
     rows: list[dict[str, Any]] = []
-    for number, row in enumerate(reader, start=1):
-        if None in row:
+    with _fields_up_to_the_file_size():
+        try:
+            if not reader.fieldnames:
+                raise UsageInvalid(
+                    f"{file}: no header line", fix="Put parameter names on the first line."
+                )
+            for number, row in enumerate(reader, start=1):
+                rows.append(_csv_row(row, number, file))
+        except csv.Error as exc:
             raise UsageInvalid(
-                f"{file}: row {number} has more values than the header has names",
-                fix="Quote values that contain commas.",
-            )
-        rows.append({k.strip(): v for k, v in row.items() if k is not None})
+                f"{file}: line {reader.line_num} is not valid CSV ({exc})",
+                fix="Quote values that contain commas, quotes or line breaks.",
+            ) from None
     return _non_empty(rows, file)
+
+
+def _csv_row(row: Mapping[str | None, Any], number: int, file: Path) -> dict[str, Any]:
+    if None in row:
+        raise UsageInvalid(
+            f"{file}: row {number} has more values than the header has names",
+            fix="Quote values that contain commas.",
+        )
+    return {str(k).strip(): v for k, v in row.items()}
 
 
 def _jsonl_rows(text: str, file: Path) -> list[dict[str, Any]]:
-    rows: list[dict[str, Any]] = []
-    for number, line in enumerate((ln for ln in text.splitlines() if ln.strip()), start=1):
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise UsageInvalid(
-                f"{file}: row {number} is not valid JSON ({exc.msg})", fix="One object per line."
-            ) from None
-        if not isinstance(row, dict):
-            raise UsageInvalid(f"{file}: row {number} is not an object", fix="One object per line.")
-        rows.append(row)
-    return _non_empty(rows, file)
+    # Only "\n" ends a line: JSON text may hold U+2028 and other characters splitlines sees.
+    lines = (line for line in text.split("\n") if line.strip())
+    return _non_empty([_json_row(line, n, file) for n, line in enumerate(lines, 1)], file)
+
+
+def _json_row(line: str, number: int, file: Path) -> dict[str, Any]:
+    row = _load_json(line, file, f"row {number}")
+    if not isinstance(row, dict):
+        raise UsageInvalid(f"{file}: row {number} is not an object", fix="One object per line.")
+    return _scalar_values(row, file, f"row {number}")
 
 
 def _json_source(text: str, file: Path) -> ParamsSource:
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise UsageInvalid(f"{file}: not valid JSON ({exc.msg})", fix="Fix the JSON.") from None
+    data = _load_json(text, file, "the file")
     if isinstance(data, dict):
-        return ParamsSource(constant=data)
+        return ParamsSource(constant=_scalar_values(data, file, "the object"))
     if isinstance(data, list) and all(isinstance(row, dict) for row in data):
-        return ParamsSource(rows=_non_empty(data, file))
+        rows = [_scalar_values(row, file, f"row {n}") for n, row in enumerate(data, start=1)]
+        return ParamsSource(rows=_non_empty(rows, file))
     raise UsageInvalid(
         f"{file}: expected an object or a list of objects", fix='Use {"name": value}.'
     )
+
+
+def _load_json(text: str, file: Path, where: str) -> Any:
+    """Parsed JSON; a syntax error, an over-long integer or too deep nesting is a usage error."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        problem, fix = f"is not valid JSON ({exc.msg})", "Fix the JSON."
+    except ValueError:  # int() refuses more digits than sys.get_int_max_str_digits()
+        problem, fix = "holds an integer too long to read", "Write a long number as a string."
+    except RecursionError:
+        problem, fix = "nests too deeply", "Give parameters as one flat object per row."
+    raise UsageInvalid(f"{file}: {where} {problem}", fix=fix)
+
+
+def _scalar_values(row: dict[str, Any], file: Path, where: str) -> dict[str, Any]:
+    """A row's values are text, numbers, booleans or null: parameters are never lists."""
+    for name, value in row.items():
+        if isinstance(value, list | dict):
+            raise UsageInvalid(
+                f"{file}: {where}: the value of {name!r} is a list or an object",
+                fix="Give each parameter a text, number or boolean value.",
+            )
+    return row
 
 
 def _non_empty(rows: list[dict[str, Any]], file: Path) -> list[dict[str, Any]]:

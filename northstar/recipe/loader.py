@@ -17,9 +17,11 @@ from pydantic import BaseModel, ValidationError
 
 from northstar.errors import RecipeInvalid
 from northstar.recipe import model as recipe_models
+from northstar.recipe._files import read_bounded_text
 from northstar.recipe.model import Recipe
 
 __all__ = [
+    "MAX_RECIPE_BYTES",
     "Positions",
     "format_path",
     "load_recipe",
@@ -32,6 +34,7 @@ Loc = tuple[str | int, ...]
 Positions = Mapping[str, tuple[int, int]]  # "steps[3].click" -> (line, column)
 _MAX_DEPTH = 64
 _MAX_VALUES = 50_000
+MAX_RECIPE_BYTES = 1 << 20  # 1 MiB: far above any hand-written procedure
 
 
 def load_recipe(path: str | Path) -> Recipe:
@@ -42,18 +45,11 @@ def load_recipe(path: str | Path) -> Recipe:
 def load_recipe_positions(path: str | Path) -> tuple[Recipe, Positions]:
     """The recipe and where each field path sits in the file (for later errors)."""
     file = Path(path)
-    try:
-        text = file.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise RecipeInvalid(
-            f"no recipe file at {file}", file=str(file), fix="Check the path to the recipe."
-        ) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise RecipeInvalid(
-            f"cannot read the recipe: {exc.__class__.__name__}",
-            file=str(file),
-            fix="Save the recipe as a readable UTF-8 text file.",
-        ) from exc
+
+    def refuse(message: str, fix: str) -> RecipeInvalid:
+        return RecipeInvalid(message, file=str(file), fix=fix)
+
+    text = read_bounded_text(file, limit=MAX_RECIPE_BYTES, what="recipe file", refuse=refuse)
     return parse_recipe_positions(text, source=str(file))
 
 
@@ -198,6 +194,10 @@ class _DataBuilder:
             raise _yaml_problem("merge keys (<<) are not supported in recipes", node)
         if not isinstance(node, yaml.ScalarNode):
             raise _yaml_problem("a key must be text, not a list or mapping", node)
+        if node.style is None:
+            # A plain key is its text: YAML 1.1 would read `on:` (retry.on), `yes:` or
+            # `no:` as booleans and `1:` as a number, and no key of the format is either.
+            return str(node.value)
         key = self.construct(node)
         if not isinstance(key, str):
             raise _yaml_problem(f"a key must be text, not {key!r}", node)

@@ -31,6 +31,7 @@ _TRUE = {"true", "yes", "1", "on"}
 _FALSE = {"false", "no", "0", "off"}
 # Plain decimal notation only: no "1_000", no "inf" or "nan" from a person's text.
 _INTEGER = re.compile(r"[+-]?[0-9]+")
+_MAX_DIGITS = 4300  # Python's own limit for reading an int from text (sys.int_info)
 _NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
 
 
@@ -79,12 +80,21 @@ def _coerce(name: str, spec: Param, value: Any, row: int | None, secrets: set[st
         return _CONVERTERS[spec.type](value, spec)
     except (ValueError, TypeError, OverflowError) as exc:
         # A converter's message may quote the value, so a secret gets none of it.
-        detail = "(secret value not shown)" if spec.secret else f"got {value!r}: {exc}"
+        detail = "(secret value not shown)" if spec.secret else f"got {_shown(value)}: {exc}"
         detail = redact(detail, secrets)
         raise ParamInvalid(
             f"{_where(row)}parameter {name!r} must be {spec.type}, {detail}",
             fix=f"Pass a {spec.type} value for {name!r}.",
         ) from None
+
+
+def _shown(value: Any) -> str:
+    """The value as an error shows it: its repr, cut short (a 5,000-digit number...)."""
+    try:
+        text = repr(value) if isinstance(value, str | int | float | bool) else type(value).__name__
+    except ValueError:  # an int too long for repr
+        text = "a very long number"
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _to_string(value: Any, spec: Param) -> str:
@@ -99,6 +109,8 @@ def _to_integer(value: Any, spec: Param) -> int:
     if isinstance(value, int | float):
         return int(value)
     if isinstance(value, str) and _INTEGER.fullmatch(value.strip()):
+        if len(value.strip().lstrip("+-")) > _MAX_DIGITS:
+            raise ValueError(f"more than {_MAX_DIGITS} digits")
         return int(value.strip())
     raise ValueError("not a whole number")
 

@@ -13,7 +13,7 @@ import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, NoReturn, Protocol
 
 import structlog
 
@@ -29,7 +29,13 @@ from northstar.run.retry import retrying
 if TYPE_CHECKING:
     from northstar.run.monitor_feed import StepMonitor
 
-__all__ = ["IterationRecorder", "NullRecorder", "ProgramRunner", "apply_regex"]
+__all__ = [
+    "IterationRecorder",
+    "NullRecorder",
+    "ProgramRunner",
+    "apply_regex",
+    "unexpected_after_dispatch",
+]
 
 log = structlog.get_logger("northstar.run.runner")
 
@@ -79,6 +85,13 @@ class _Attempt:
     def begin(self) -> None:
         self.count += 1
         self.evidence = []
+
+
+class _Dispatches:
+    """Whether any submission of this iteration was dispatched (or may have been)."""
+
+    def __init__(self) -> None:
+        self.any = False
 
 
 class _AlreadyVerified(Exception):
@@ -142,13 +155,14 @@ class ProgramRunner:
         """
         started = self._monotonic()
         results: list[StepResult] = []
+        dispatches = _Dispatches()
         try:
             async with (
                 self._session_for(plan, session) as session,
                 self._hooks.around(session, plan),
             ):
                 try:
-                    outputs = await self._run_all(session, plan, results)
+                    outputs = await self._run_all(session, plan, results, dispatches)
                 except _StepFailed as failing:
                     await self._capture_failure(session, plan)
                     await self._hooks.at_failure(session, plan, failing.result)
@@ -160,6 +174,11 @@ class ProgramRunner:
             return self._verdict(plan, results, IterationState.STOPPED, started, stopped=True)
         except NorthstarError as exc:  # the session itself failed to start or close
             return self._verdict(plan, results, IterationState.FAILED, started, error=exc)
+        except Exception as exc:
+            if not dispatches.any:
+                raise  # nothing was sent: a bug shows as itself
+            error = unexpected_after_dispatch(exc, "the iteration")
+            return self._verdict(plan, results, IterationState.UNKNOWN, started, error=error)
         return self._verdict(plan, results, IterationState.VERIFIED, started, outputs=outputs)
 
     @asynccontextmanager
@@ -174,13 +193,17 @@ class ProgramRunner:
         yield kept
 
     async def _run_all(
-        self, session: BrowserSession, plan: Plan, results: list[StepResult]
+        self,
+        session: BrowserSession,
+        plan: Plan,
+        results: list[StepResult],
+        dispatches: _Dispatches,
     ) -> dict[str, str]:
         extracted: dict[str, str] = {}  # extract steps read the page as it is at their step
         for step in plan.steps:
             if self._should_stop():
                 raise _StopRequested
-            results.append(await self._run_step(session, plan, step, extracted))
+            results.append(await self._run_step(session, plan, step, extracted, dispatches))
         results.append(await self._check_done(session, plan))
         return await self._read_outputs(session, plan, extracted)
 
@@ -205,6 +228,7 @@ class ProgramRunner:
         plan: Plan,
         step: BoundStep,
         extracted: dict[str, str],
+        dispatches: _Dispatches,
     ) -> StepResult:
         """One step, retried per its policy while nothing was dispatched."""
         self._recorder.step_started(plan, step)
@@ -220,16 +244,36 @@ class ProgramRunner:
                     attempt.begin()
                     await self._attempt(session, plan, step, attempt, extracted)
         except NorthstarError as exc:
-            exc.with_context(step=step.id, tab=step.tab, iteration=plan.iteration)
-            result = self._step_result(step, StepStatus.FAILED, started, attempt, exc)
-            self._recorder.step_finished(plan, result)
-            raise _StepFailed(result, *_after_dispatch(exc, attempt.dispatched, step)) from exc
+            dispatches.any = dispatches.any or attempt.dispatched
+            self._step_failed(plan, step, started, attempt, exc, attempt.dispatched)
+        except Exception as exc:
+            dispatches.any = dispatches.any or attempt.dispatched
+            if not dispatches.any:
+                raise  # nothing was sent: a bug shows as itself
+            error = unexpected_after_dispatch(exc, f"step {step.id!r}")
+            self._step_failed(plan, step, started, attempt, error, True)
+        dispatches.any = dispatches.any or attempt.dispatched
         result = self._step_result(step, StepStatus.PASSED, started, attempt)
         self._recorder.step_finished(plan, result)
         if self._monitor is not None:
             await self._monitor.after_step(session, step, executed=True)
         await self._hooks.after_step(session, plan, step, result)
         return result
+
+    def _step_failed(
+        self,
+        plan: Plan,
+        step: BoundStep,
+        started: float,
+        attempt: _Attempt,
+        exc: NorthstarError,
+        dispatched: bool,
+    ) -> NoReturn:
+        """Record the failed step, then carry it out of the step loop."""
+        exc.with_context(step=step.id, tab=step.tab, iteration=plan.iteration)
+        result = self._step_result(step, StepStatus.FAILED, started, attempt, exc)
+        self._recorder.step_finished(plan, result)
+        raise _StepFailed(result, *_after_dispatch(exc, dispatched, step)) from exc
 
     async def _attempt(
         self,
@@ -408,12 +452,27 @@ def _after_dispatch(
     """A failure after a submission was dispatched leaves its outcome unknown."""
     if not dispatched:
         return error, IterationState.FAILED
+    if isinstance(error, OutcomeUnknown):
+        return error, IterationState.UNKNOWN
     unknown = OutcomeUnknown(
         f"the submission was dispatched but its outcome could not be verified ({error.code})",
         step=step.id,
         tab=step.tab,
     )
     return unknown, IterationState.UNKNOWN
+
+
+def unexpected_after_dispatch(exc: Exception, where: str) -> OutcomeUnknown:
+    """A coded error for an exception no check foresaw, once a submission may have been sent.
+
+    Only the exception's class is named: its message may quote a rendered (secret) value.
+    """
+    log.error("unexpected_error", where=where, error=exc.__class__.__name__)
+    return OutcomeUnknown(
+        f"{where} stopped on an unexpected {exc.__class__.__name__} after a submission was "
+        "dispatched, so its outcome is not verified",
+        fix="Reconcile the run (`northstar reconcile RUN_ID`), then report the error.",
+    )
 
 
 def _field_check(body: FieldValueCheck) -> Check:

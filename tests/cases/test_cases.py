@@ -88,7 +88,10 @@ def test_scrub_replaces_every_encoding_of_a_secret_and_restore_puts_it_back() ->
         leaked_secrets([text, base64.b64decode(scrubbed["body"]["text"]).decode()], SECRETS) == []
     )
     assert "%3Csecret%3Apassword%3E" in scrubbed["postData"]["text"]
-    assert restore_secrets(scrubbed, SECRETS) == recorded
+    # A partly escaped form (``>`` left as it is) is no encoding a replay can put back:
+    # it becomes the plain marker, and the replay's page shows the plain value there.
+    assert scrubbed["html"] == "<input value='<secret:password>'>"
+    assert restore_secrets(scrubbed, SECRETS) == {**recorded, "html": f"<input value='{SECRET}'>"}
 
 
 def test_leaked_secrets_names_what_is_left() -> None:

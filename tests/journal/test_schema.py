@@ -52,12 +52,40 @@ def test_reopening_is_idempotent_and_keeps_the_data(journal_path: Path) -> None:
         assert conn.execute("SELECT run_id FROM runs").fetchall() == [(run_id,)]
 
 
-def test_an_empty_version_0_file_is_migrated(journal_path: Path) -> None:
+def test_an_sqlite_file_with_no_tables_is_migrated(journal_path: Path) -> None:
     journal_path.parent.mkdir(parents=True)
-    sqlite3.connect(journal_path).close()  # an SQLite file with user_version 0, no tables
+    with sqlite3.connect(journal_path) as conn:  # user_version 0, a header and no tables
+        conn.execute("CREATE TABLE scratch (x)")
+        conn.execute("DROP TABLE scratch")
     Journal.open(journal_path).close()
     assert tables(journal_path) == TABLES
     assert user_version(journal_path) == SCHEMA_VERSION
+
+
+def test_an_empty_file_is_refused_not_replaced(journal_path: Path) -> None:
+    journal_path.parent.mkdir(parents=True)
+    journal_path.write_bytes(b"")  # a journal truncated to nothing
+    with pytest.raises(JournalError, match="is empty") as caught:
+        Journal.open(journal_path)
+    assert caught.value.code == "JOURNAL_ERROR"
+    assert "backup" in caught.value.fix
+    assert journal_path.read_bytes() == b""  # not silently re-created
+
+
+def test_a_journal_cut_short_is_refused(journal_path: Path) -> None:
+    with Journal.open(journal_path) as journal:
+        for _ in range(20):
+            create_run(journal)
+    whole = journal_path.read_bytes()
+    assert not journal_path.with_name("journal.db-wal").exists()  # checkpointed on close
+    journal_path.write_bytes(whole[: len(whole) // 2])
+    with pytest.raises(JournalError, match="cut short"):
+        Journal.open(journal_path)
+
+
+def test_a_new_journal_leaves_nothing_beside_it(journal_path: Path) -> None:
+    Journal.open(journal_path).close()
+    assert sorted(p.name for p in journal_path.parent.iterdir()) == ["journal.db"]
 
 
 def test_a_journal_from_a_newer_northstar_is_refused(journal_path: Path) -> None:

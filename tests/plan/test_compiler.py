@@ -187,6 +187,48 @@ def test_unknown_template_name() -> None:
     assert "title" in error.fix
 
 
+# A name the author chose is checked like any other, even when it is one of the format's
+# field names that are never templated.
+NAMING_KEYWORDS = ["id", "tab", "description", "effect", "opened_by", "regex", "url", "goto"]
+
+
+@pytest.mark.parametrize("name", NAMING_KEYWORDS)
+def test_an_output_named_like_a_field_has_its_regex_checked(name: str) -> None:
+    error = rejected(SIMPLE + f"outputs:\n  {name}: {{tab: admin, from: url, regex: '('}}\n")
+    assert error.context["path"] == f"outputs.{name}.regex"
+    assert "invalid regular expression" in error.message
+
+
+@pytest.mark.parametrize("name", NAMING_KEYWORDS)
+def test_an_output_named_like_a_field_has_its_templates_checked(name: str) -> None:
+    output = f"  {name}: {{tab: admin, from: text, target: {{text: '{{{{ nope }}}}'}}}}\n"
+    error = rejected(SIMPLE + "outputs:\n" + output)
+    assert error.context["path"] == f"outputs.{name}.target.text"
+    assert "unknown name {{ nope }}" in error.message
+
+
+@pytest.mark.parametrize("name", ["id", "description", "tab"])
+def test_a_tab_role_named_like_a_field_has_its_templates_checked(name: str) -> None:
+    text = SIMPLE.replace("  admin:\n", f"  {name}:\n").replace("tab: admin", f"tab: {name}")
+    error = rejected(text.replace("/admin/", "/{{ nope }}/"))
+    assert error.context["path"] == f"tabs.{name}.start"
+
+
+@pytest.mark.parametrize("name", ["a/b", "../x", "post-url", "1st", "", "a b"])
+def test_an_output_name_must_be_plain(name: str) -> None:
+    error = rejected(SIMPLE + f"outputs:\n  '{name}': {{tab: admin, from: url}}\n")
+    assert error.context["path"] == f"outputs.{name}"
+    assert "plain name" in error.message
+
+
+@pytest.mark.parametrize("role", ["../x", "a/b", "", "a b"])
+def test_a_tab_role_name_must_be_plain(role: str) -> None:
+    text = SIMPLE.replace("  admin:\n", f"  '{role}':\n").replace("tab: admin", f"tab: '{role}'")
+    error = rejected(text)
+    assert error.context["path"] == f"tabs.{role}"
+    assert "plain name" in error.message
+
+
 def test_template_that_is_not_a_name() -> None:
     error = rejected(SIMPLE.replace('"{{ title }}"}', '"{{ title|upper }}"}'))
     assert error.context["path"] == "steps[1].fill.value"

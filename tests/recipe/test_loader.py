@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import textwrap
 from pathlib import Path
 
 import pytest
 
 from northstar.errors import RecipeInvalid
-from northstar.recipe.loader import format_path, load_recipe, parse_recipe
+from northstar.recipe.loader import MAX_RECIPE_BYTES, format_path, load_recipe, parse_recipe
 from northstar.recipe.model import Recipe
 
 PYDANTIC_DUMP_MARKERS = ("validation error for", "For further information visit", "pydantic")
@@ -155,8 +156,28 @@ def test_several_documents_are_refused() -> None:
 
 
 def test_non_text_keys_are_refused() -> None:
-    error = invalid(VALID + "1: one\n")
+    error = invalid(VALID + '!!int "1": one\n')
     assert "a key must be text" in error.message
+
+
+def test_a_plain_key_is_its_text() -> None:
+    error = invalid(VALID + "1: one\n")
+    assert "unknown field `1`" in error.message
+
+
+@pytest.mark.parametrize("key", ["on", "yes", "no", "true", "off", "null", "~"])
+def test_yaml_11_boolean_and_null_words_are_text_as_keys(key: str) -> None:
+    error = invalid(VALID + f"{key}: x\n")
+    assert f"unknown field `{key}`" in error.message
+
+
+def test_retry_on_reads_as_a_key() -> None:
+    text = VALID.replace(
+        "name: demo", "name: demo\nretry: {attempts: 3, max_seconds: 30, on: [navigation]}"
+    )
+    recipe = parse_recipe(text)
+    assert recipe.retry is not None
+    assert recipe.retry.on == ["navigation"]
 
 
 def test_merge_keys_are_refused_with_a_clear_message() -> None:
@@ -213,8 +234,28 @@ def test_missing_file(tmp_path: Path) -> None:
 
 
 def test_a_directory_is_not_a_recipe(tmp_path: Path) -> None:
-    with pytest.raises(RecipeInvalid, match="cannot read the recipe"):
+    with pytest.raises(RecipeInvalid, match="is a directory, not a regular file"):
         load_recipe(tmp_path)
+
+
+def test_a_fifo_is_refused_before_it_is_opened(tmp_path: Path) -> None:
+    fifo = tmp_path / "recipe.yaml"
+    os.mkfifo(fifo)  # opening it for reading would wait for a writer for ever
+    with pytest.raises(RecipeInvalid, match="is a FIFO") as caught:
+        load_recipe(fifo)
+    assert caught.value.context["file"] == str(fifo)
+
+
+def test_a_device_is_refused_before_it_is_read() -> None:
+    with pytest.raises(RecipeInvalid, match="is a character device"):
+        load_recipe("/dev/zero")
+
+
+def test_a_recipe_over_the_size_bound_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "big.yaml"
+    path.write_text(VALID + "#" * MAX_RECIPE_BYTES)
+    with pytest.raises(RecipeInvalid, match="larger than 1 MiB"):
+        load_recipe(path)
 
 
 def test_non_utf8_file(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ in a ``NorthstarError`` with a code, never in a traceback of another kind.
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import math
 from collections.abc import Callable
@@ -23,7 +24,10 @@ from northstar.plan.model import Plan
 from northstar.recipe.loader import load_recipe, parse_recipe
 from northstar.recipe.model import Param
 from northstar.recipe.params import coerce_params
+from northstar.results import IterationResult, IterationState
+from northstar.run.runner import ProgramRunner
 from tests.conftest import RECIPES
+from tests.run.test_runner_decisions import FakeHost, Recorder, Script, no_sleep
 
 BASE_SETTINGS = settings(
     deadline=None,
@@ -417,3 +421,74 @@ def check_param_error(
         value = raw.get(name)
         if spec.secret and isinstance(value, str) and len(value) > 3:
             assert value not in error.message
+
+
+# --- names: every keyword of the format as an output, parameter, tab or step name ----------
+
+KEYWORDS = sorted(
+    {*FIELD_NAMES, "base_url", "iteration", "name_", "yes", "no", "true", "null", "__class__"}
+)
+NAMES = st.one_of(
+    st.sampled_from(KEYWORDS),
+    st.sampled_from(["id", "tab", "opened_by", "description", "effect", "regex", "url"]),
+    st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,6}", fullmatch=True),
+    st.text(max_size=8),
+)
+REGEXES = st.sampled_from([None, "(", "id=(\\d+)", "(?P<x>a", "x{99999999999}", "(a)|b", "[z-a]"])
+
+
+@st.composite
+def named_recipe(draw: st.DrawFn) -> dict[str, Any]:
+    """A recipe whose names are drawn from the format's own keywords (and anything else)."""
+    param, output, extract_as, role, step_id = (draw(NAMES) for _ in range(5))
+    used = draw(st.sampled_from([param, param, draw(NAMES)]))  # declared, or maybe not
+    text = f"{{{{ {used} }}}}"
+    return {
+        "name": "named",
+        "params": {param: {"type": "string", "default": "v"}},
+        "tabs": {role: {"start": f"{{{{ base_url }}}}/?q={text}"}},
+        "steps": [
+            {"id": step_id, "tab": role, "fill": {"target": {"label": text}, "value": text}},
+            {
+                "id": f"{step_id}-save",
+                "tab": role,
+                "click": {"target": {"role": "button", "name": text}},
+                "effect": "submit",
+                "expect": [{"url": f"**/{text}"}],
+            },
+            {
+                "id": "grab",
+                "tab": role,
+                "extract": {"as": extract_as, "from": "url", "regex": draw(REGEXES)},
+            },
+        ],
+        "outputs": {
+            output: {"tab": role, "from": "text", "target": {"text": text}, "regex": draw(REGEXES)}
+        },
+        "done_when": [{"tab": role, "visible": {"text": text}}],
+    }
+
+
+def run_on_fake_browser(plan: Plan) -> IterationResult:
+    """The runner over the plan with a browser fake that always succeeds and reads ``v``."""
+    script = Script(reads={(role, kind): "v" for role in plan.tabs for kind in ("text", "url")})
+    runner = ProgramRunner(FakeHost(script), recorder=Recorder(script.events), sleep=no_sleep)
+    return asyncio.run(runner.run_iteration(plan))
+
+
+@examples(500)
+@given(named_recipe())
+def test_no_named_document_validates_and_then_fails_uncoded(document: dict[str, Any]) -> None:
+    """Validation or a coded result; a run never meets an error the checks could have found."""
+    try:
+        recipe = parse_recipe(dump(document), source=SOURCE)
+        compiled = prepare(recipe, source=SOURCE)
+        values = coerce_params(recipe.params, {}, recipe_dir=RECIPES)
+        plan = bind(compiled, values, base_url="http://127.0.0.1:9", iteration=1)
+    except NorthstarError as error:
+        assert_northstar_error(error)
+        return
+    result = run_on_fake_browser(plan)  # anything but an IterationResult fails the test
+    assert result.state in (IterationState.VERIFIED, IterationState.FAILED), result.reason
+    if result.state is IterationState.FAILED:  # only a regex that did not match "v"
+        assert result.reason_code == "EXPECTATION_FAILED", result.reason

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import csv
+import os
 from pathlib import Path
 
 import pytest
 
 from northstar.errors import ParamInvalid, ParamMissing, UsageInvalid
+from northstar.recipe import inputs
 from northstar.recipe.inputs import read_params_source, validate_rows
 from northstar.recipe.model import Param
 from northstar.recipe.params import coerce_params
@@ -97,3 +100,95 @@ def test_a_value_given_for_a_secret_and_another_param_is_not_quoted_in_the_error
         coerce_params(specs, {"token": "s3cret-value", "count": "s3cret-value"})
     assert "s3cret-value" not in caught.value.message
     assert "'count' must be integer" in caught.value.message
+
+
+# --- files that are not params files, and values at the edges of what a reader takes ------
+
+
+def test_a_fifo_is_refused_before_it_is_opened(tmp_path: Path) -> None:
+    fifo = tmp_path / "rows.csv"
+    os.mkfifo(fifo)  # opening it for reading would wait for a writer for ever
+    with pytest.raises(UsageInvalid, match="is a FIFO"):
+        read_params_source(fifo)
+
+
+def test_a_device_is_refused_before_it_is_read(tmp_path: Path) -> None:
+    zero = tmp_path / "rows.json"
+    zero.symlink_to("/dev/zero")  # endless: reading it would fill the memory
+    with pytest.raises(UsageInvalid, match="is a character device"):
+        read_params_source(zero)
+
+
+def test_a_directory_is_refused(tmp_path: Path) -> None:
+    folder = tmp_path / "rows.csv"
+    folder.mkdir()
+    with pytest.raises(UsageInvalid, match="is a directory"):
+        read_params_source(folder)
+
+
+def test_a_file_over_the_size_bound_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(inputs, "MAX_PARAMS_BYTES", 100)
+    with pytest.raises(UsageInvalid, match="larger than 100 bytes"):
+        read_params_source(write(tmp_path, "rows.csv", "title\n" + "A\n" * 60))
+    assert read_params_source(write(tmp_path, "ok.csv", "title\n" + "A\n" * 40)).rows
+
+
+def test_the_documented_bound_is_16_mib() -> None:
+    assert inputs.MAX_PARAMS_BYTES == 16 * 1024 * 1024
+
+
+def test_a_csv_field_longer_than_csvs_default_limit_is_read(tmp_path: Path) -> None:
+    long = "x" * (200 * 1024)  # csv refuses fields over 128 KiB unless told otherwise
+    source = read_params_source(write(tmp_path, "rows.csv", f'title,copies\n"{long}",2\n'))
+    assert source.rows == [{"title": long, "copies": "2"}]
+    assert csv.field_size_limit() == 128 * 1024  # the process-wide limit is put back
+
+
+@pytest.mark.parametrize("mark", ["\u2028", "\u2029", "\x0b", "\x0c", "\x1c", "\x85"])
+def test_csv_rows_end_at_real_line_ends_only(tmp_path: Path, mark: str) -> None:
+    text = f"title,copies\nA{mark}B,1\r\nC,2\rD,3\n"
+    source = read_params_source(write(tmp_path, "rows.csv", text))
+    assert source.rows == [
+        {"title": f"A{mark}B", "copies": "1"},
+        {"title": "C", "copies": "2"},
+        {"title": "D", "copies": "3"},
+    ]
+
+
+def test_a_quoted_line_break_stays_in_its_csv_value(tmp_path: Path) -> None:
+    source = read_params_source(write(tmp_path, "rows.csv", 'title\n"two\nlines"\nB\n'))
+    assert source.rows == [{"title": "two\nlines"}, {"title": "B"}]
+
+
+def test_jsonl_rows_end_at_newlines_only(tmp_path: Path) -> None:
+    source = read_params_source(
+        write(tmp_path, "rows.jsonl", '{"title": "A\u2028B"}\n{"title": "C"}\n')
+    )
+    assert source.rows == [{"title": "A\u2028B"}, {"title": "C"}]
+
+
+def test_a_json_integer_of_5000_digits_is_a_usage_error(tmp_path: Path) -> None:
+    with pytest.raises(UsageInvalid, match="integer too long") as caught:
+        read_params_source(write(tmp_path, "rows.json", '{"copies": ' + "9" * 5000 + "}"))
+    assert len(caught.value.message) < 200
+
+
+def test_a_text_integer_of_5000_digits_is_param_invalid_in_a_short_line() -> None:
+    with pytest.raises(ParamInvalid, match="more than 4300 digits") as caught:
+        validate_rows(SPECS, [{"title": "A", "copies": "9" * 5000}], {})
+    assert "row 1" in caught.value.message
+    assert len(str(caught.value)) < 300
+
+
+@pytest.mark.parametrize("depth", [100, 100_000])
+def test_nested_json_is_a_usage_error(tmp_path: Path, depth: int) -> None:
+    text = '{"title": ' + "[" * depth + "]" * depth + "}"
+    with pytest.raises(UsageInvalid, match=r"a list or an object|nests too deeply"):
+        read_params_source(write(tmp_path, "rows.json", text))
+
+
+def test_a_list_value_in_a_row_is_a_usage_error(tmp_path: Path) -> None:
+    with pytest.raises(UsageInvalid, match="row 2: the value of 'title' is a list"):
+        read_params_source(write(tmp_path, "rows.jsonl", '{"title": "A"}\n{"title": [1]}\n'))

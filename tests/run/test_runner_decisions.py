@@ -11,21 +11,26 @@ import itertools
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Self
 
 import pytest
 
+from northstar import readers
 from northstar.browser import BrowserHost, BrowserSession, Reading
+from northstar.cli._inputs import build_request
 from northstar.errors import (
     ExpectationFailed,
     NavigationFailed,
     NorthstarError,
     TargetMissing,
 )
+from northstar.journal import Journal
 from northstar.monitor.observation import Observation
 from northstar.plan.model import BoundStep, BoundTab, Plan
 from northstar.recipe.model import Check
 from northstar.results import Evidence, IterationResult, IterationState, StepResult, StepStatus
+from northstar.run.execution import execute_run
 from northstar.run.runner import ProgramRunner, apply_regex
 from tests.conftest import make_plan
 
@@ -36,9 +41,11 @@ from tests.conftest import make_plan
 class Script:
     """What the fake browser does: which calls fail, and what pages read as."""
 
-    before_dispatch: dict[str, NorthstarError] = field(default_factory=dict)
-    after_dispatch: dict[str, NorthstarError] = field(default_factory=dict)
+    before_dispatch: dict[str, Exception] = field(default_factory=dict)
+    after_dispatch: dict[str, Exception] = field(default_factory=dict)
     failing_checks: set[str] = field(default_factory=set)
+    crashing_checks: dict[str, Exception] = field(default_factory=dict)
+    crashing_reads: dict[tuple[str, str], Exception] = field(default_factory=dict)
     flaky: dict[str, list[NorthstarError]] = field(default_factory=dict)
     reads: dict[tuple[str, str], str] = field(default_factory=dict)
     session_error: NorthstarError | None = None
@@ -82,10 +89,14 @@ class FakeSession:
         self.script.events.append(f"check:{tab}:{expected}")
         if expected in self.script.failing_checks:
             raise ExpectationFailed(f"{expected} did not hold", tab=tab)
+        if expected in self.script.crashing_checks:
+            raise self.script.crashing_checks[expected]
         return Evidence(check.kind, tab, expected, True)
 
     async def read(self, reading: Reading, *, timeout_ms: int) -> str:
         self.script.events.append(f"read:{reading.tab}:{reading.source}")
+        if (reading.tab, reading.source) in self.script.crashing_reads:
+            raise self.script.crashing_reads[(reading.tab, reading.source)]
         return self.script.reads.get((reading.tab, reading.source), "")
 
     async def observe(self, tab: str) -> Observation:
@@ -286,6 +297,58 @@ async def test_an_error_after_the_action_of_a_submit_is_unknown_and_not_retried(
     assert actions(script).count("save") == 1
 
 
+# An exception no check foresaw (a bug, an adapter error that slipped through) must not
+# turn a dispatched submission into a traceback and a lost record.
+UNFORESEEN = KeyError("pw-secret-in-the-message")
+
+
+async def test_an_unexpected_error_after_the_action_of_a_submit_is_a_coded_unknown(
+    plan: Plan,
+) -> None:
+    script = Script(after_dispatch={"save": UNFORESEEN})
+    result, recorder = await run_async(plan, script)
+    assert result.state is IterationState.UNKNOWN
+    assert result.reason_code == "OUTCOME_UNKNOWN"
+    assert result.failing_step == "save"
+    assert "unexpected KeyError" in (result.reason or "")
+    assert "pw-secret" not in (result.reason or "")  # the message may quote a secret
+    assert actions(script).count("save") == 1  # never retried
+    assert recorder.finished[-1].step_id == "save"
+    assert recorder.finished[-1].status is StepStatus.FAILED
+    assert recorder.finished[-1].error is not None
+    assert recorder.finished[-1].error["code"] == "OUTCOME_UNKNOWN"
+
+
+async def test_an_unexpected_error_in_a_later_step_after_a_dispatch_is_unknown(
+    plan: Plan,
+) -> None:
+    script = Script(reads=dict(READS), crashing_checks={'visible heading "Hello"': UNFORESEEN})
+    result, recorder = await run_async(plan, script)
+    assert result.state is IterationState.UNKNOWN
+    assert result.reason_code == "OUTCOME_UNKNOWN"
+    assert result.failing_step == "seen"
+    assert [r.step_id for r in recorder.finished][-1] == "seen"
+
+
+async def test_an_unexpected_error_reading_outputs_after_a_dispatch_is_unknown(
+    plan: Plan,
+) -> None:
+    script = Script(reads=dict(READS), crashing_reads={("admin", "url"): UNFORESEEN})
+    result, _ = await run_async(plan, script)
+    assert result.state is IterationState.UNKNOWN
+    assert result.reason_code == "OUTCOME_UNKNOWN"
+    assert "unexpected KeyError" in (result.reason or "")
+    assert result.outputs == {}
+
+
+async def test_an_unexpected_error_before_any_dispatch_is_raised_as_itself(plan: Plan) -> None:
+    # Nothing was sent, so nothing is unknown: a bug shows as itself, not as a verdict.
+    script = Script(before_dispatch={"save": UNFORESEEN})
+    with pytest.raises(KeyError):
+        await run_async(plan, script)
+    assert "submit_in_flight:save" not in script.events
+
+
 async def test_a_failure_before_the_submit_action_is_failed_not_unknown(plan: Plan) -> None:
     script = Script(before_dispatch={"save": TargetMissing('no button "Save"')})
     result, _ = await run_async(plan, script)
@@ -474,3 +537,27 @@ def test_apply_regex(raw: str, pattern: str | None, expected: str) -> None:
 def test_apply_regex_without_a_match_is_expectation_failed() -> None:
     with pytest.raises(ExpectationFailed, match="'out'"):
         apply_regex("none", r"id=(\d+)", "out")
+
+
+async def test_a_run_whose_dispatched_submission_meets_an_unexpected_error_is_blocked(
+    tmp_path: Path,
+) -> None:
+    """Through ``execute_run`` with the real journal: blocked, the record kept, no traceback."""
+    recipe = tmp_path / "post.yaml"
+    recipe.write_text(RECIPE)
+    request = build_request({"recipe": str(recipe), "params": (), "repeat": 2})
+    script = Script(reads=dict(READS), after_dispatch={"save": UNFORESEEN})
+    with Journal.open(tmp_path / "journal.db") as journal:
+        outcome = await execute_run(request, host=FakeHost(script), journal=journal)
+        submission = journal.submission(outcome.run_id, 1, "save")
+    assert outcome.status == "blocked"
+    assert [r.state for r in outcome.results] == [IterationState.UNKNOWN]  # no 2nd iteration
+    # The action raised, so whether it went out is not known: still in flight, unsettled.
+    assert submission is not None
+    assert submission.state == "in_flight"
+    detail = readers.get_run(tmp_path / "journal.db", outcome.run_id)
+    assert detail.summary.status == "blocked"
+    (iteration,) = detail.iterations
+    assert (iteration.state, iteration.reason_code) == ("unknown", "OUTCOME_UNKNOWN")
+    save = next(step for step in iteration.steps if step.step_id == "save")
+    assert save.status == "failed"
