@@ -75,3 +75,8 @@ def test_no_cycles_between_siblings() -> None:
     rule = contracts()["no-cycles"]
     assert rule["type"] == "acyclic_siblings"
     assert set(rule["ancestors"]) == {"northstar", "browser_adapters"}
+
+
+def test_the_agent_front_end_sits_above_the_composition_root() -> None:
+    layers = contracts()["layers"]["layers"]
+    assert layers.index("agent") < layers.index("composition") < layers.index("run")
