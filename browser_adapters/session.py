@@ -4,6 +4,11 @@ Steps address roles, never "the active tab": each role's page is kept here by na
 popup is bound to its role when the opening step runs, and a page that closes is
 forgotten so that the next step on it is ``TAB_CLOSED``. Top-level navigation outside a
 role's origins is aborted by a route and reported as ``ORIGIN_BLOCKED``.
+
+An agent acts on the element references of an observation (``perform_on_reference``):
+Playwright resolves ``aria-ref=`` against the page's latest AI-mode snapshot, so the
+session remembers which observation that is per role and refuses any other, and refuses
+a reference whose element left the page, before anything is dispatched.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from northstar.errors import (
     NavigationFailed,
     NorthstarError,
     OriginBlocked,
+    StaleReference,
     TabClosed,
     TargetAmbiguous,
 )
@@ -42,7 +48,7 @@ from northstar.redaction import redact
 from northstar.results import Evidence
 
 if TYPE_CHECKING:
-    from northstar.monitor.observation import Observation
+    from northstar.monitor.observation import ElementRef, Observation
 
 __all__ = ["PlaywrightSession", "foreign_origin_pattern"]
 
@@ -86,6 +92,7 @@ class PlaywrightSession:
         self._pages: dict[str, Page] = {}
         self._closed: set[str] = set()
         self._blocked: dict[str, str] = {}
+        self._snapshots: dict[str, str] = {}  # role -> snapshot id of its latest observation
         # A popup is not bound to its role until it exists; until then any role's origin.
         self._every_origin = frozenset(o for tab in plan.tabs.values() for o in tab.origins)
 
@@ -141,6 +148,7 @@ class PlaywrightSession:
     def _bind(self, role: str, page: Page) -> None:
         self._pages[role] = page
         self._closed.discard(role)
+        self._snapshots.pop(role, None)
         page.on("close", lambda _page: self._on_close(role, _page))
 
     async def _discard(self, role: str, page: Page) -> None:
@@ -219,8 +227,49 @@ class PlaywrightSession:
         if self.unrecorded is not None:
             self.unrecorded.raise_new(tab=role or key, secrets=self._secrets)
 
-    async def _act(self, page: Page, step: BoundStep, before_dispatch: Callable[[], None]) -> None:
-        """Resolve the target, then call ``before_dispatch`` right before acting on it."""
+    @in_own_task
+    async def perform_on_reference(
+        self,
+        step: BoundStep,
+        reference: ElementRef,
+        *,
+        before_dispatch: Callable[[], None] = lambda: None,
+    ) -> tuple[Evidence, ...]:
+        page = self.page(step.tab)
+        locator = await self._referenced(page, step, reference)
+        self._blocked.pop(step.tab, None)
+        await self._act(page, step, before_dispatch, referenced=locator)
+        self._raise_if_blocked(step.tab)
+        return ()
+
+    async def _referenced(self, page: Page, step: BoundStep, reference: ElementRef) -> Locator:
+        """The reference's element, or ``StaleReference`` naming what it was (nothing sent)."""
+        target, _ = _target_action(step.step)
+        what = f"reference {reference.ref} ({redact(target.describe(), self._secrets)})"
+        if self._snapshots.get(step.tab) != reference.snapshot_id:
+            raise StaleReference(
+                f"{what} is not from the latest observation of tab {step.tab!r}", tab=step.tab
+            )
+        locator = page.locator(f"aria-ref={reference.ref}")
+        async with converted_errors(f"find {what}", tab=step.tab, secrets=self._secrets):
+            found = await locator.count()
+        if found != 1:  # a new document, or the element was removed since the observation
+            raise StaleReference(f"{what} is no longer on the page", tab=step.tab)
+        return locator
+
+    async def _act(
+        self,
+        page: Page,
+        step: BoundStep,
+        before_dispatch: Callable[[], None],
+        *,
+        referenced: Locator | None = None,
+    ) -> None:
+        """Resolve the target, then call ``before_dispatch`` right before acting on it.
+
+        ``referenced`` is the element of an agent's reference, already found: it is used
+        instead of the step's target, which then only describes it.
+        """
         body = step.step
         if body.goto is not None:
             before_dispatch()
@@ -234,7 +283,9 @@ class PlaywrightSession:
         target, action = _target_action(body)
         state: Literal["attached", "visible"] = "attached" if body.upload else "visible"
         what = f"{step.kind} {target.describe()}"
-        if step.is_submit:  # resolve first, so the in-flight record precedes only the action
+        if referenced is not None:
+            locator = referenced
+        elif step.is_submit:  # resolve first, so the in-flight record precedes only the action
             async with converted_errors(what, tab=step.tab, secrets=self._secrets):
                 locator = await resolve_one(
                     page, target, timeout_ms=step.timeout_ms, state=state, secrets=self._secrets
@@ -246,7 +297,7 @@ class PlaywrightSession:
             async with converted_errors(what, tab=step.tab, secrets=self._secrets):
                 await action(locator, step.timeout_ms)
         except (ActionFailed, TargetAmbiguous) as failure:
-            if step.is_submit:
+            if step.is_submit or referenced is not None:
                 raise
             raise await self._diagnosed(locator, target, failure, step, state) from failure
         except TabClosed:
@@ -305,7 +356,12 @@ class PlaywrightSession:
         # Loaded on first use: the stored path takes no observations.
         from browser_adapters.observation_capture import capture_observation
 
-        return await capture_observation(self.page(tab), role=tab, secret_values=self._secrets)
+        self._snapshots.pop(tab, None)  # from here on the page's snapshot is the new one
+        observation = await capture_observation(
+            self.page(tab), role=tab, secret_values=self._secrets
+        )
+        self._snapshots[tab] = observation.snapshot_id
+        return observation
 
     async def screenshot(self, tab: str) -> bytes | None:
         page = self._pages.get(tab)

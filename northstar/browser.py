@@ -18,7 +18,7 @@ from northstar.recipe.model import Check, Target
 from northstar.results import Evidence
 
 if TYPE_CHECKING:
-    from northstar.monitor.observation import Observation
+    from northstar.monitor.observation import ElementRef, Observation
 
 __all__ = ["BrowserHost", "BrowserSession", "ReadSource", "Reading"]
 
@@ -63,6 +63,22 @@ class BrowserSession(Protocol):
         """
         ...
 
+    async def perform_on_reference(
+        self,
+        step: BoundStep,
+        reference: ElementRef,
+        *,
+        before_dispatch: Callable[[], None] = ...,
+    ) -> tuple[Evidence, ...]:
+        """Run an action step on the element ``reference`` names (an agent's act by ref).
+
+        The step's own target only describes the element (role and name, for messages).
+        ``reference`` must come from the tab's latest ``observe`` and its element must
+        still be on the page: otherwise ``StaleReference``, raised before ``before_dispatch``,
+        so nothing was sent. ``before_dispatch`` is called as for ``perform``.
+        """
+        ...
+
     async def check(self, check: Check, *, tab: str, timeout_ms: int) -> Evidence:
         """Wait until the check holds (auto-waiting) or raise ``ExpectationFailed``."""
         ...
@@ -72,7 +88,10 @@ class BrowserSession(Protocol):
         ...
 
     async def observe(self, tab: str) -> Observation:
-        """A structured reading of the role's page (secret values redacted)."""
+        """A structured reading of the role's page (secret values redacted).
+
+        Its references are the ones ``perform_on_reference`` accepts, until the next one.
+        """
         ...
 
     async def screenshot(self, tab: str) -> bytes | None:

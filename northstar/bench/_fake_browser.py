@@ -16,7 +16,7 @@ from typing import Self
 from northstar.bench._workload import BenchFailed, create_run, recipe_request
 from northstar.browser import BrowserSession, Reading
 from northstar.journal import Journal
-from northstar.monitor.observation import Observation
+from northstar.monitor.observation import ElementRef, Observation
 from northstar.plan.compiler import bind
 from northstar.plan.model import BoundStep, BoundTab, Plan
 from northstar.recipe.model import Check
@@ -47,6 +47,15 @@ class _InstantSession:
     ) -> tuple[Evidence, ...]:
         before_dispatch()
         return ()
+
+    async def perform_on_reference(
+        self,
+        step: BoundStep,
+        reference: ElementRef,
+        *,
+        before_dispatch: Callable[[], None] = lambda: None,
+    ) -> tuple[Evidence, ...]:
+        raise NotImplementedError("the stored path acts on targets, never on references")
 
     async def check(self, check: Check, *, tab: str, timeout_ms: int) -> Evidence:
         return Evidence(check.kind, tab, check.describe(), True, "as expected")

@@ -12,8 +12,15 @@ Rules (thresholds are ``MonitorSettings``; defaults in brackets):
   ``max_cycle_period``). It signals when the run is ``repeated_actions`` [5] long, the
   observations taken during it returned to one and the same state ``state_revisits`` [3]
   times (the state before the run counts as the first visit), and the latest observation is
-  such a return. States are compared by the coarse state key, so a menu rebuilt with a
-  fresh DOM on every toggle still counts as the same state.
+  such a return. Only what an action led to counts: the observations between two actions
+  (an agent re-reading the page, waiting, checking) are one visit, of the state the last of
+  them showed, so observing a page three times after one action is not "coming back" to it.
+  States are compared by the coarse state key, so a menu rebuilt with a fresh DOM on every
+  toggle still counts as the same state; and when the controls changed with the last action
+  and came back to an earlier look, by the cycle key, which leaves out the numbers in the
+  page's other text: a menu whose page counts its openings still closes into the state it
+  started from. A page whose controls stay the same while its content advances (the next
+  month, more of a feed, rows that differ only in their numbers) shows new states: progress.
 - **Blind repetition.** With no observation during the run (or only observations of states
   already seen), the run alone decides, at a higher bar: ``unobserved_repeats`` [8].
 - **Stagnation.** ``stagnant_observations`` [5] observations in a row of the same tab with the
@@ -27,12 +34,17 @@ A signal is raised once per loop. While it stands, further events of the same lo
 update its counts. It clears on progress: an observation showing a state not seen during
 the loop, or (for repetition) an action that is not part of the repeating run.
 
+Changing course never raises a signal: an action that breaks a streak of repeated actions
+(it is none of them) clears any standing signal, raises nothing, and restarts the count of
+stagnant observations, so the look of the page just after the change is not held against it.
+
 Signals hold counts, step kinds, roles and guidance only; never element names, typed text,
 URLs or secret values, so they can go into a model's context and the logs as they are.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import deque
 from dataclasses import dataclass, replace
 from itertools import islice
@@ -120,6 +132,9 @@ class _ObservationEntry:
     tab: str
     fingerprint: str
     state_key: str
+    cycle_key: str
+    controls_key: str
+    state: str  # the state as the loop rules compare them: see ``BehaviorMonitor._state_of``
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,7 +150,7 @@ class _Run:
 class _Window:
     """The observations taken during a run, compared with the one just before it."""
 
-    observations: int
+    observations: int  # the actions of the run that were followed by an observation
     revisits: int  # returns to the single most visited state
     new_states: int
     latest_is_revisit: bool
@@ -248,7 +263,13 @@ class BehaviorMonitor:
         if action.is_passive:
             self._passive_since_observation = True
             return None
-        entry = self._append_action(action)
+        fingerprint = fingerprint_action(action)
+        changes_course = self._changes_course(fingerprint)
+        entry = self._append_action(action, fingerprint)
+        if changes_course:
+            self._stagnant = 0  # a fresh start: the page before the change is not held against it
+            self._clear_signal()
+            return None
         active = self._active
         progressed = (
             active is not None
@@ -266,7 +287,7 @@ class BehaviorMonitor:
         )
         entry = self._append_observation(digest)
         active = self._active
-        progressed = active is not None and entry.state_key not in active.finding.states
+        progressed = active is not None and entry.state not in active.finding.states
         return self._settle(progressed)
 
     # Histories
@@ -275,11 +296,9 @@ class BehaviorMonitor:
         self._seq += 1
         return self._seq
 
-    def _append_action(self, action: ActionRecord) -> _ActionEntry:
+    def _append_action(self, action: ActionRecord, fingerprint: str) -> _ActionEntry:
         target_role = None if action.target is None else action.target.role
-        entry = _ActionEntry(
-            self._next_seq(), fingerprint_action(action), action.tab, action.kind, target_role
-        )
+        entry = _ActionEntry(self._next_seq(), fingerprint, action.tab, action.kind, target_role)
         history = self._actions
         for period in range(1, len(self._runs)):
             repeats = len(history) >= period and history[-period].fingerprint == entry.fingerprint
@@ -290,7 +309,13 @@ class BehaviorMonitor:
 
     def _append_observation(self, digest: ObservationDigest) -> _ObservationEntry:
         entry = _ObservationEntry(
-            self._next_seq(), digest.tab, digest.fingerprint, digest.state_key
+            self._next_seq(),
+            digest.tab,
+            digest.fingerprint,
+            digest.state_key,
+            digest.cycle_key,
+            digest.controls_key,
+            self._state_of(digest),
         )
         previous = self._observations[-1] if self._observations else None
         unchanged = (
@@ -306,7 +331,54 @@ class BehaviorMonitor:
         self._observations.append(entry)
         return entry
 
+    def _state_of(self, digest: ObservationDigest) -> str:
+        """The state an observation shows, as the rules compare states (module docstring).
+
+        The same state key is the same state. The same cycle key is the same state only
+        when the controls changed with the last action: a toggle back to an earlier look.
+        """
+        before = self._last_observation_before_action(digest.tab)
+        toggled = (
+            before is not None
+            and bool(digest.controls_key)
+            and before.controls_key != digest.controls_key
+        )
+        for earlier in reversed(self._observations):
+            if earlier.tab != digest.tab:
+                continue
+            if earlier.state_key == digest.state_key:
+                return earlier.state
+            if toggled and digest.cycle_key and earlier.cycle_key == digest.cycle_key:
+                return earlier.state
+        return digest.state_key
+
+    def _last_observation_before_action(self, tab: str) -> _ObservationEntry | None:
+        """The tab's look before the latest action: what that action changed."""
+        if not self._actions:
+            return None
+        acted = self._actions[-1].seq
+        for earlier in reversed(self._observations):
+            if earlier.tab == tab and earlier.seq < acted:
+                return earlier
+        return None
+
+    def _changes_course(self, fingerprint: str) -> bool:
+        """Whether an action breaks a streak: the actions before it repeat, it is none of them."""
+        streak = max(
+            (self._runs[p] + p for p in range(1, len(self._runs)) if self._runs[p] >= p),
+            default=0,
+        )
+        if streak < 2:
+            return False
+        recent = islice(reversed(self._actions), min(streak, len(self._actions)))
+        return all(entry.fingerprint != fingerprint for entry in recent)
+
     # Decisions
+
+    def _clear_signal(self) -> None:
+        if self._active is not None:
+            _log.info("loop_signal_cleared", kind=self._active.finding.kind)
+            self._active = None
 
     def _settle(self, progressed: bool) -> LoopSignal | None:
         """Raise, freeze or clear the signal after an event; return it only when raised."""
@@ -315,9 +387,7 @@ class BehaviorMonitor:
             if finding is not None:
                 self._active = _Active(_merge(self._active.finding, finding))
             return None
-        if self._active is not None:
-            _log.info("loop_signal_cleared", kind=self._active.finding.kind)
-            self._active = None
+        self._clear_signal()
         if finding is None:
             return None
         self._active = _Active(finding)
@@ -345,26 +415,23 @@ class BehaviorMonitor:
         return _Run(length, period, entries)
 
     def _window(self, run: _Run) -> _Window:
-        """The run's observations (on its tabs), counted against the state it started from."""
+        """The run's observations (on its tabs), counted against the state it started from.
+
+        Each action of the run counts once, for the state the last observation after it
+        showed (module docstring): re-reading the page between two actions is no revisit.
+        """
         tabs = {e.tab for e in run.entries}
-        first_seq = run.entries[0].seq
-        during: list[str] = []
-        visits: dict[str, int] = {}
+        acted = [e.seq for e in run.entries]
+        start: str | None = None
+        after_action: dict[int, str] = {}  # the run's action number -> the state it led to
         for obs in reversed(self._observations):
             if obs.tab not in tabs:
                 continue
-            if obs.seq < first_seq:
-                visits[obs.state_key] = 1  # the state the run started from
+            if obs.seq < acted[0]:
+                start = obs.state  # the state the run started from
                 break
-            during.append(obs.state_key)
-        new_states = 0
-        latest_is_revisit = False
-        for state in reversed(during):
-            latest_is_revisit = state in visits
-            new_states += not latest_is_revisit
-            visits[state] = visits.get(state, 0) + 1
-        revisits = max(visits.values(), default=1) - 1  # of the single most visited state
-        return _Window(len(during), revisits, new_states, latest_is_revisit, frozenset(visits))
+            after_action.setdefault(bisect_left(acted, obs.seq), obs.state)  # the newest wins
+        return _count_visits(start, [after_action[n] for n in sorted(after_action)])
 
     def _repetition(self, run: _Run) -> _Finding | None:
         s = self.settings
@@ -401,8 +468,21 @@ class BehaviorMonitor:
             action_kinds=(),
             target_roles=(),
             actions=None,
-            states=frozenset({latest.state_key}),
+            states=frozenset({latest.state}),
         )
+
+
+def _count_visits(start: str | None, states: list[str]) -> _Window:
+    """Visits per state, starting from ``start``; ``states`` are what each action led to."""
+    visits: dict[str, int] = {} if start is None else {start: 1}
+    new_states = 0
+    latest_is_revisit = False
+    for state in states:
+        latest_is_revisit = state in visits
+        new_states += not latest_is_revisit
+        visits[state] = visits.get(state, 0) + 1
+    revisits = max(visits.values(), default=1) - 1  # of the single most visited state
+    return _Window(len(states), revisits, new_states, latest_is_revisit, frozenset(visits))
 
 
 def _merge(standing: _Finding, latest: _Finding) -> _Finding:

@@ -17,6 +17,13 @@ Two fingerprints per observation:
   playback position and clock times in text. A menu opened for the third time has the same
   state key as the first time even though its DOM was rebuilt.
 
+Two more keys serve cycle detection (see ``ObservationDigest``): ``controls_key`` covers the
+controls alone (URL, role, name and state of buttons, links, fields...), and ``cycle_key`` is
+the state key with the numbers in the page's other text left out. A menu whose page also
+shows "Opened 3 times" has a new state key each time it opens, but the same cycle key; the
+monitor uses the cycle key only when the controls changed and came back, so a list whose
+rows differ only in their numbers is not mistaken for a cycle.
+
 Typed input enters only as a keyed digest (HMAC-SHA256 with a per-process key): a plain
 SHA-256 of a short password could be reversed by guessing, and digests are only ever compared
 within the process that made them. Input is never case-folded: "Foo" and "foo" differ.
@@ -37,6 +44,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from northstar.errors import StaleReference
 from northstar.monitor.observation import (
+    CONTROL_ROLES,
     EDITABLE_ROLES,
     ElementRef,
     MediaState,
@@ -56,6 +64,8 @@ __all__ = [
     "digest_typed_input",
     "fingerprint_action",
     "fingerprint_observation",
+    "observation_controls_key",
+    "observation_cycle_key",
     "observation_state_key",
     "resolve_reference",
 ]
@@ -66,6 +76,8 @@ _CLOCK = re.compile(
     r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?"
     r"|\b\d{1,2}:\d{2}(?::\d{2})?(?:\s?[AaPp]\.?[Mm]\.?)?\b"
 )
+# Numbers in text that is not a control's: counters ("Opened 3 times"), amounts, ids.
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 
 
 class _Frozen(BaseModel):
@@ -134,33 +146,80 @@ def _node_coarse(node: Node) -> list[Any]:
     return [len(node.path), node.role, _coarse_text(node.name), value, states]
 
 
+def _media_coarse(observation: Observation) -> list[Any]:
+    return [[m.kind, m.name, m.src, m.paused, m.muted] for m in observation.media]
+
+
+_Coarse = list[tuple[bool, list[Any]]]  # (is a control, coarse node) in page order
+
+
+def _coarse_nodes(observation: Observation) -> _Coarse:
+    return [
+        (n.role in CONTROL_ROLES, _node_coarse(n)) for n in observation.nodes if not n.structural
+    ]
+
+
+def _state_key(observation: Observation, coarse: _Coarse) -> str:
+    nodes = [node for _, node in coarse]
+    return _digest([observation.tab, observation.url, nodes, _media_coarse(observation)])
+
+
+def _controls_key(observation: Observation, coarse: _Coarse) -> str:
+    controls = [node for is_control, node in coarse if is_control]
+    return _digest([observation.tab, observation.url, controls])
+
+
+def _cycle_key(observation: Observation, coarse: _Coarse) -> str:
+    nodes = [node if is_control else _without_numbers(node) for is_control, node in coarse]
+    return _digest([observation.tab, observation.url, nodes, _media_coarse(observation)])
+
+
+def _without_numbers(coarse: list[Any]) -> list[Any]:
+    depth, role, name, value, states = coarse
+    name = None if name is None else _NUMBER.sub("<n>", name)
+    value = None if value is None else _NUMBER.sub("<n>", value)
+    return [depth, role, name, value, states]
+
+
 def observation_state_key(observation: Observation) -> str:
     """Coarse key of the page's state: equal for revisits of the same state (module doc)."""
-    return _digest(
-        [
-            observation.tab,
-            observation.url,
-            [_node_coarse(n) for n in observation.nodes if not n.structural],
-            [[m.kind, m.name, m.src, m.paused, m.muted] for m in observation.media],
-        ]
-    )
+    return _state_key(observation, _coarse_nodes(observation))
+
+
+def observation_controls_key(observation: Observation) -> str:
+    """Key of the controls alone: URL and each control's role, name, value and states."""
+    return _controls_key(observation, _coarse_nodes(observation))
+
+
+def observation_cycle_key(observation: Observation) -> str:
+    """The state key with numbers left out of text that is not a control's (module doc)."""
+    return _cycle_key(observation, _coarse_nodes(observation))
 
 
 @dataclass(frozen=True, slots=True)
 class ObservationDigest:
-    """What the monitor keeps of an observation: its tab and two fingerprints."""
+    """What the monitor keeps of an observation: its tab, fingerprint and state keys.
+
+    ``cycle_key`` and ``controls_key`` may be left empty (not known): the monitor then
+    compares states by ``state_key`` alone.
+    """
 
     tab: str
     fingerprint: str
     state_key: str
+    cycle_key: str = ""
+    controls_key: str = ""
 
 
 def digest_observation(observation: Observation) -> ObservationDigest:
-    """Both fingerprints of an observation, computed once."""
+    """Every fingerprint of an observation, computed once."""
+    coarse = _coarse_nodes(observation)  # once for the three state keys
     return ObservationDigest(
         tab=observation.tab,
         fingerprint=fingerprint_observation(observation),
-        state_key=observation_state_key(observation),
+        state_key=_state_key(observation, coarse),
+        cycle_key=_cycle_key(observation, coarse),
+        controls_key=_controls_key(observation, coarse),
     )
 
 

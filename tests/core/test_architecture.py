@@ -13,7 +13,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[2]
 CORE_PACKAGES = {"recipe", "plan", "run", "journal", "monitor", "readers"}
 # Packages and modules that may wire the adapter in: the front ends and the root itself.
-FRONT_ENDS = {"cli", "cases", "mcp", "composition", "bench", "__main__", "_early_start"}
+FRONT_ENDS = {"cli", "cases", "mcp", "agent", "composition", "bench", "__main__", "_early_start"}
 SHARED = {"browser", "browser_settings", "errors", "results", "logs", "redaction", "_lazy"}
 
 
@@ -75,3 +75,8 @@ def test_no_cycles_between_siblings() -> None:
     rule = contracts()["no-cycles"]
     assert rule["type"] == "acyclic_siblings"
     assert set(rule["ancestors"]) == {"northstar", "browser_adapters"}
+
+
+def test_the_agent_front_end_sits_above_the_composition_root() -> None:
+    layers = contracts()["layers"]["layers"]
+    assert layers.index("agent") < layers.index("composition") < layers.index("run")

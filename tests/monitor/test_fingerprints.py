@@ -18,6 +18,8 @@ from northstar.monitor.fingerprints import (
     digest_typed_input,
     fingerprint_action,
     fingerprint_observation,
+    observation_controls_key,
+    observation_cycle_key,
     observation_state_key,
     resolve_reference,
 )
@@ -108,6 +110,41 @@ def test_media_playback_position_is_exact_state_only() -> None:
     assert observation_state_key(playing) == observation_state_key(later)
     assert observation_state_key(page(media=video(9.0, paused=True))) != observation_state_key(
         later
+    )
+
+
+def test_the_cycle_key_leaves_out_numbers_in_text_but_not_in_controls() -> None:
+    def counted(text: str, button: str = "Menu") -> Observation:
+        snapshot = f'- button "{button}" [ref=e1]\n- paragraph [ref=e2]: {text}'
+        return build_observation(
+            tab="admin", url="http://s/", snapshot_text=snapshot, snapshot_id="s"
+        )
+
+    first, later = counted("Opened 1 times, 2.5 kg"), counted("Opened 12 times, 3.75 kg")
+    assert observation_state_key(first) != observation_state_key(later)
+    assert observation_cycle_key(first) == observation_cycle_key(later)
+    assert observation_cycle_key(counted("Opened 1 times")) != observation_cycle_key(
+        counted("Closed 1 times")
+    )
+    assert observation_cycle_key(counted("x", "Page 2")) != observation_cycle_key(
+        counted("x", "Page 3")
+    )
+
+
+def test_the_controls_key_covers_controls_and_their_states_only() -> None:
+    other_heading = PAGE.replace('"Orders"', '"Invoices"').replace("Updated", "Changed")
+    refs = {letter: f"e{i}" for i, letter in enumerate("abcdef", start=1)}
+    text = other_heading.format(typed='""', clock="10:31:02", expanded="", **refs)
+    renamed = build_observation(
+        tab="admin", url="http://site.test/orders", snapshot_text=text, snapshot_id="s9"
+    )
+    assert observation_state_key(renamed) != observation_state_key(page())
+    assert observation_controls_key(renamed) == observation_controls_key(page())
+    assert observation_controls_key(page(expanded=" [expanded]")) != observation_controls_key(
+        page()
+    )
+    assert observation_controls_key(page(url="http://site.test/x")) != observation_controls_key(
+        page()
     )
 
 

@@ -435,3 +435,154 @@ def test_settings_are_validated_with_a_message_that_says_how_to_fix(
 ) -> None:
     with pytest.raises(ValidationError, match=fragment):
         MonitorSettings(**values)
+
+
+# Fit for an agent host: re-reads, counters, advancing content, changes of course
+
+COUNTED_MENU_CLOSED = MENU_CLOSED + "- paragraph [ref]: Opened {n} times, last at 10:{n:02d}:07\n"
+COUNTED_MENU_OPEN = MENU_OPEN + "- paragraph [ref]: Opened {n} times, last at 10:{n:02d}:07\n"
+
+
+def toggle_counted_menu(
+    monitor: BehaviorMonitor, toggles: int, *, reads: int = 1, start: int = 0
+) -> list[LoopSignal | None]:
+    """Open and close a menu whose page counts the openings (and says when, to the second)."""
+    url = "http://site.test/menu"
+    opened = start
+    current = observe("admin", url, COUNTED_MENU_CLOSED.format(n=opened))
+    results = [monitor.record_observation(current)]
+    for index in range(toggles):
+        results.append(monitor.record_action(click(current, "button", "Menu")))
+        opened += index % 2 == 0
+        page = COUNTED_MENU_OPEN if index % 2 == 0 else COUNTED_MENU_CLOSED
+        for _ in range(reads):
+            current = observe("admin", url, page.format(n=opened))
+            results.append(monitor.record_observation(current))
+    return results
+
+
+def test_re_reading_the_page_after_each_action_is_not_coming_back_to_it() -> None:
+    """Five clicks that each add a row, each followed by four reads, a wait and a check."""
+    monitor = BehaviorMonitor()
+    url = "http://site.test/rows"
+    current = observe("admin", url, '- button "Add row" [ref]')
+    results = [monitor.record_observation(current)]
+    for count in range(1, 6):
+        results.append(monitor.record_action(click(current, "button", "Add row")))
+        rows = "".join(f'\n- row "Row {i}" [ref]' for i in range(count))
+        for kind in ("read", "wait_for", "read", "verify_outcome", "read", "read"):
+            if kind != "read":
+                results.append(monitor.record_action(passive(kind)))
+                continue
+            current = observe("admin", url, '- button "Add row" [ref]' + rows)
+            results.append(monitor.record_observation(current))
+    assert signals_of(results) == []
+    assert monitor.current_signal is None
+
+
+def test_a_return_after_an_action_still_counts_when_the_page_is_read_several_times() -> None:
+    monitor = BehaviorMonitor()
+    url = "http://site.test/menu"
+    current = observe("admin", url, MENU_CLOSED)
+    results = [monitor.record_observation(current)]
+    for index in range(6):
+        results.append(monitor.record_action(click(current, "button", "Menu")))
+        for _ in range(3):
+            current = observe("admin", url, MENU_OPEN if index % 2 == 0 else MENU_CLOSED)
+            results.append(monitor.record_observation(current))
+    raised = signals_of(results)
+    assert len(raised) == 1
+    assert raised[0].repeated_actions == 6
+    assert raised[0].state_revisits == 3
+    assert raised[0].observations == 6  # one per action, however often it was read
+
+
+def test_an_open_close_cycle_is_a_cycle_though_a_counter_on_the_page_changes() -> None:
+    monitor = BehaviorMonitor()
+    results = toggle_counted_menu(monitor, 6)
+    raised = signals_of(results)
+    assert len(raised) == 1
+    assert results.index(raised[0]) == len(results) - 1  # on the sixth open/close
+    assert raised[0].state_revisits >= 3
+    assert signals_of(toggle_counted_menu(BehaviorMonitor(), 5)) == []
+
+
+def test_a_counter_changing_is_not_progress_but_a_new_page_is() -> None:
+    monitor = BehaviorMonitor()
+    assert len(signals_of(toggle_counted_menu(monitor, 6))) == 1
+    assert signals_of(toggle_counted_menu(monitor, 2, start=3)) == []
+    assert monitor.current_signal is not None  # new counts, same states: the loop stands
+    assert monitor.record_observation(observe("admin", "http://site.test/account", ITEMS)) is None
+    assert monitor.current_signal is None
+
+
+MONTH = """
+- heading "{month} 2025" [level=2] [ref]
+- button "Previous month" [ref]
+- button "Next month" [ref]
+- grid "{month} 2025" [ref]:
+{days}
+"""
+MONTH_DAYS = {"January": 31, "February": 28, "March": 31, "April": 30, "May": 31, "June": 30}
+
+
+def month_page(month: str) -> str:
+    days = "\n".join(f'  - gridcell "{d}" [ref]' for d in range(1, MONTH_DAYS[month] + 1))
+    return MONTH.format(month=month, days=days)
+
+
+def test_months_that_advance_are_progress() -> None:
+    """Controls that come back (31 days, 28, 31, 30...) while the month moves on: no loop."""
+    monitor = BehaviorMonitor()
+    url = "http://site.test/calendar"
+    current = observe("admin", url, month_page("January"))
+    results = [monitor.record_observation(current)]
+    for month in [*MONTH_DAYS][1:] * 2:
+        results.append(monitor.record_action(click(current, "button", "Next month")))
+        current = observe("admin", url, month_page(month))
+        results.append(monitor.record_observation(current))
+    assert signals_of(results) == []
+
+
+def test_a_feed_and_rows_that_differ_only_in_their_numbers_are_progress() -> None:
+    for page in (
+        '- text: "Post {n}: hello"',
+        '- table [ref]:\n  - row [ref]:\n    - cell "#10{n}"',
+    ):
+        monitor = BehaviorMonitor()
+        url = "http://site.test/feed"
+        more = '- button "More" [ref]\n'
+        current = observe("admin", url, more + page.format(n=0))
+        results = [monitor.record_observation(current)]
+        for n in range(1, 10):
+            results.append(monitor.record_action(click(current, "button", "More")))
+            current = observe("admin", url, more + page.format(n=n))
+            results.append(monitor.record_observation(current))
+        assert signals_of(results) == [], page
+
+
+def test_changing_course_after_a_streak_never_raises_a_new_signal() -> None:
+    monitor = BehaviorMonitor()
+    assert len(signals_of(click_delete_n_times(monitor, 5))) == 1
+    # The page had not changed in six observations: stagnant, but the course changes now.
+    page = observe("admin", "http://site.test/drafts", DRAFTS.format(status="Deleted Draft A"))
+    back = ActionRecord.create(
+        "click",
+        tab="admin",
+        url=page.url,
+        target=TargetDescription(role="link", name="Back"),
+        executed=True,
+    )
+    assert monitor.record_action(back) is None
+    assert monitor.current_signal is None
+    assert signals_of([monitor.record_observation(page) for _ in range(4)]) == []
+    assert monitor.current_signal is None
+
+
+def test_changing_course_after_a_cycle_never_raises_a_new_signal() -> None:
+    monitor = BehaviorMonitor()
+    assert len(signals_of(toggle_menu(monitor, 3))) == 1
+    closed = observe("admin", "http://site.test/menu", MENU_CLOSED)
+    assert monitor.record_action(click(closed, "heading", "Menu")) is None
+    assert monitor.record_observation(closed) is None
+    assert monitor.current_signal is None

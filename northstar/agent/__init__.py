@@ -1,0 +1,63 @@
+"""The agent path's exploration half: sessions an agent drives through the host.
+
+A plain async Python API, independent of MCP; a server (``northstar.mcp``) wraps each
+call below as one tool. Open one with ``open_agent_host`` (it owns a journal and a
+browser host) or build ``AgentHost(host, journal)`` on ones you own.
+
+The calls (each returns a frozen answer whose ``text`` is ready for a model's context):
+
+``open_session(tabs)`` -> ``SessionOpened``
+    ``tabs = {"role": {"start": URL, "origins": [URL, ...]}}``. One browser context of its
+    own on the shared browser, each role's tab opened at ``start`` and confined to its
+    ``origins`` exactly as a recipe's tab role (default: the start URL's origin). Returns
+    ``session_id`` and ``credential``: random, shown only here, only its hash is kept.
+    Every later call presents both (``CREDENTIALS_INVALID`` otherwise).
+``close_session(session_id, credential)`` -> ``SessionClosed``
+``observe(session_id, credential, tab, full=False)`` -> ``ObserveAnswer``
+    The page as compact text with element references (``[ref=e12]``): the whole page the
+    first time, on another URL or document, or with ``full=True``; otherwise only what
+    changed since the tab's previous observation, with the references of what appeared
+    or changed.
+``act(session_id, credential, tab, action, ref=None, target=None, value=None,
+submit=False, key=None, timeout_ms=None)`` -> ``ActAnswer``
+    ``click``, ``fill``, ``select``, ``check``, ``uncheck``, ``hover``, ``press``,
+    ``upload`` or ``goto``, on a ``ref`` of the tab's latest observation or a recipe
+    ``target``; then the tab is observed again and the answer says what changed. A
+    reference that is not in the latest observation is ``STALE_REFERENCE`` naming what
+    it was; leaving the tab's origins is ``ORIGIN_BLOCKED``. ``submit=True`` journals
+    the action as a submission (in flight, durably, before it is sent): the same call
+    again, or the same ``key``, returns the first answer and sends nothing; the same
+    ``key`` with other inputs is ``IDEMPOTENCY_CONFLICT``.
+``check(session_id, credential, tab, check, timeout_ms=None)`` -> ``CheckAnswer``
+    A recipe check (``{"visible": {"role": "heading", "name": "Thanks"}}``, ``url``,
+    ``text``...), waited for; passive, so the monitor does not count it as an action.
+
+Every ``observe``, ``act`` and ``check`` answer carries the session's BehaviorMonitor
+signal when one stands (``signal``, and a line in ``text``): counts and guidance only,
+advice that never blocks, completes or fails anything. Every expected failure is a
+``NorthstarError`` with a stable code.
+
+May import: the core (``northstar.run`` is not needed), ``northstar.composition``. Never
+``browser_adapters`` (the composition root wires it in) or another front end.
+"""
+
+from northstar.agent.answers import (
+    ActAnswer,
+    CheckAnswer,
+    ObserveAnswer,
+    SessionClosed,
+    SessionOpened,
+)
+from northstar.agent.host import AgentHost, open_agent_host
+from northstar.agent.settings import AgentSettings
+
+__all__ = [
+    "ActAnswer",
+    "AgentHost",
+    "AgentSettings",
+    "CheckAnswer",
+    "ObserveAnswer",
+    "SessionClosed",
+    "SessionOpened",
+    "open_agent_host",
+]

@@ -1,0 +1,113 @@
+"""What each agent call answers: plain, frozen data with a ``text`` for a model's context.
+
+Every answer of ``observe``, ``act`` and ``check`` carries ``signal``, the session's
+standing ``LoopSignal`` when the BehaviorMonitor has one (counts and guidance, never typed
+input or sensitive control names). It is advice: it blocked nothing and decides nothing.
+``text`` is the whole answer in words, the signal included, ready for a model's context;
+the other fields say the same as data.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+from northstar.monitor.behavior import LoopSignal
+
+__all__ = ["ActAnswer", "CheckAnswer", "ObserveAnswer", "SessionClosed", "SessionOpened"]
+
+
+class _Answer(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class SessionOpened(_Answer):
+    """A new session: present ``credential`` with every later call (it is shown only here)."""
+
+    session_id: str
+    credential: str
+    tabs: dict[str, str]  # role -> the URL its tab opened at
+
+    @property
+    def text(self) -> str:
+        roles = ", ".join(f"{role} ({url})" for role, url in self.tabs.items())
+        return f"session {self.session_id} opened with tabs: {roles}"
+
+
+class SessionClosed(_Answer):
+    """A closed session; ``status`` is what the journal recorded for it."""
+
+    session_id: str
+    status: str  # "stopped", or "blocked" when a submission's outcome is unknown
+
+    @property
+    def text(self) -> str:
+        return f"session {self.session_id} closed ({self.status})"
+
+
+class ObserveAnswer(_Answer):
+    """One tab's page: the whole of it (``full``), or what changed since the last look.
+
+    References (``[ref=…]``) in ``text`` act on elements until the next observation of the
+    tab; one the answer does not repeat stays valid while its element is unchanged.
+    """
+
+    tab: str
+    url: str
+    title: str
+    full: bool
+    text: str
+    signal: LoopSignal | None = None
+
+
+class ActAnswer(_Answer):
+    """An action's outcome and the tab's page after it (as ``observe`` would answer).
+
+    ``dispatched`` is false when a submission's key was already recorded as done in this
+    session: nothing was sent again and ``page`` is the answer recorded the first time.
+    """
+
+    tab: str
+    action: str
+    did: str  # e.g. 'click button "Send"'; typed values are never repeated here
+    dispatched: bool
+    submission_key: str | None = None
+    page: ObserveAnswer
+    signal: LoopSignal | None = None
+
+    @property
+    def text(self) -> str:
+        head = self.did if self.dispatched else f"{self.did}: already done, not sent again"
+        return "\n".join([head, _without_signal(self.page.text), *_signal_lines(self.signal)])
+
+
+class CheckAnswer(_Answer):
+    """Whether a recipe check held on the tab (a check is passive: it changes nothing)."""
+
+    tab: str
+    check: str  # the check in words
+    held: bool
+    found: str = ""  # what the page showed, or why the check did not hold
+    signal: LoopSignal | None = None
+
+    @property
+    def text(self) -> str:
+        verdict = "held" if self.held else "did not hold"
+        found = f": {self.found}" if self.found else ""
+        return "\n".join([f"check {verdict}: {self.check}{found}", *_signal_lines(self.signal)])
+
+
+SIGNAL_PREFIX = "loop signal (advice only, nothing was blocked): "
+
+
+def _signal_lines(signal: LoopSignal | None) -> list[str]:
+    return [] if signal is None else [SIGNAL_PREFIX + signal.guidance]
+
+
+def _without_signal(text: str) -> str:
+    """A page's text without its signal line: an act answer states the signal once."""
+    return "\n".join(line for line in text.split("\n") if not line.startswith(SIGNAL_PREFIX))
+
+
+def with_signal(text: str, signal: LoopSignal | None) -> str:
+    """``text`` followed by the signal's guidance line, when there is a signal."""
+    return "\n".join([text, *_signal_lines(signal)])

@@ -1,0 +1,269 @@
+"""``AgentHost``: exploration sessions an agent drives on one shared browser host.
+
+Each session is a run in the journal (its id is the session id, its credential the run's:
+random, only its hash is kept) with one iteration, one browser context from the host
+(its tab roles guarded by the adapter's origin guard exactly as a recipe's), a
+``BehaviorMonitor`` and a view of each tab (``northstar.agent._session``).
+
+Every call but ``open_session`` presents the session id and credential
+(``CREDENTIALS_INVALID`` otherwise, also once the session is closed). Calls on one session
+run one at a time; sessions run side by side on the shared browser.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self
+
+import structlog
+from pydantic import ValidationError
+
+from northstar.agent._session import ITERATION, AgentSession
+from northstar.agent.actions import act_request
+from northstar.agent.answers import (
+    ActAnswer,
+    CheckAnswer,
+    ObserveAnswer,
+    SessionClosed,
+    SessionOpened,
+)
+from northstar.agent.references import TabView
+from northstar.agent.settings import AgentSettings
+from northstar.agent.tabs import bind_session_tabs
+from northstar.browser import BrowserHost
+from northstar.browser_settings import BrowserSettings
+from northstar.composition import open_host
+from northstar.errors import CredentialsInvalid, NorthstarError, UsageInvalid
+from northstar.journal import Journal
+from northstar.plan.model import BoundTab, Plan
+from northstar.recipe.model import Check, Target
+from northstar.results import IterationState
+
+__all__ = ["AgentHost", "open_agent_host"]
+
+log = structlog.get_logger("northstar.agent")
+
+
+def _session_plan(tabs: Mapping[str, BoundTab], timeout_ms: int) -> Plan:
+    """The plan a session's context is guarded by: its tab roles, no steps of its own."""
+    canonical = {role: [tab.start, list(tab.origins)] for role, tab in sorted(tabs.items())}
+    digest = hashlib.sha256(json.dumps(canonical).encode()).hexdigest()
+    return Plan(
+        recipe_name="agent-session",
+        recipe_version=1,
+        definition_hash=digest,
+        iteration=ITERATION,
+        tabs=dict(tabs),
+        steps=(),
+        outputs=(),
+        done_when=(),
+        default_timeout_ms=timeout_ms,
+        params_fingerprint="",
+    )
+
+
+class AgentHost:
+    """Sessions an agent drives; see ``northstar.agent`` for the calls and their answers."""
+
+    def __init__(
+        self,
+        host: BrowserHost,
+        journal: Journal,
+        *,
+        settings: AgentSettings | None = None,
+        project: str = "agent",
+    ) -> None:
+        self._host = host
+        self._journal = journal
+        self.settings = settings or AgentSettings()
+        self._project = project
+        self._sessions: dict[str, AgentSession] = {}
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close every open session (each context, and its run in the journal)."""
+        while self._sessions:
+            _, session = self._sessions.popitem()
+            async with session.lock:
+                await self._close(session)
+
+    # Sessions
+
+    async def open_session(self, tabs: Mapping[str, Any]) -> SessionOpened:
+        """A new session with a context of its own, each tab role open at its start URL."""
+        bound = bind_session_tabs(tabs)
+        plan = _session_plan(bound, self.settings.open_timeout_ms)
+        run_id, credential = self._journal.create_run(
+            recipe_path="(agent session)",
+            recipe_name=plan.recipe_name,
+            definition_hash=plan.definition_hash,
+            project=self._project,
+            profile="",
+            params_fingerprint="",
+            total_iterations=1,
+            options={"front_end": "agent", "origins": {r: t.origins for r, t in bound.items()}},
+        )
+        self._journal.start_iteration(run_id, ITERATION, params_fingerprint="")
+        self._sessions[run_id] = await self._start(run_id, plan)
+        self._journal.event(run_id, "agent_session_opened", tabs=sorted(bound))
+        log.info("agent_session_opened", session=run_id, tabs=sorted(bound))
+        opened = {role: tab.start or "" for role, tab in bound.items()}
+        return SessionOpened(session_id=run_id, credential=credential, tabs=opened)
+
+    async def _start(self, run_id: str, plan: Plan) -> AgentSession:
+        stack = AsyncExitStack()
+        try:
+            browser = await stack.enter_async_context(self._host.session(plan))
+            for tab in plan.tabs.values():
+                await browser.open_tab(tab, timeout_ms=plan.default_timeout_ms)
+        except BaseException as exc:
+            await stack.aclose()
+            code = exc.code if isinstance(exc, NorthstarError) else type(exc).__name__
+            self._journal.mark_iteration(run_id, ITERATION, IterationState.FAILED, reason_code=code)
+            self._journal.finish_run(run_id, "failed")
+            raise
+        views = {role: TabView(role) for role in plan.tabs}
+        return AgentSession(run_id, plan, browser, stack, self._journal, self.settings, views)
+
+    async def close_session(self, session_id: str, credential: str) -> SessionClosed:
+        """Close the session's context; its run ends ``stopped`` (``blocked`` if unsettled)."""
+        async with self._locked(session_id, credential) as session:
+            del self._sessions[session_id]
+            status = await self._close(session)
+        return SessionClosed(session_id=session_id, status=status)
+
+    async def _close(self, session: AgentSession) -> str:
+        await session.stack.aclose()
+        run_id = session.session_id
+        unsettled = self._journal.open_submissions(run_id, ITERATION)
+        state = IterationState.UNKNOWN if unsettled else IterationState.STOPPED
+        reason = "a submission's outcome is unknown" if unsettled else "the agent closed it"
+        self._journal.mark_iteration(
+            run_id, ITERATION, state, reason_code="AGENT_SESSION_CLOSED", reason=reason
+        )
+        status = "blocked" if unsettled else "stopped"
+        self._journal.finish_run(run_id, status)
+        self._journal.event(run_id, "agent_session_closed", status=status)
+        log.info("agent_session_closed", session=run_id, status=status)
+        return status
+
+    @asynccontextmanager
+    async def _locked(self, session_id: str, credential: str) -> AsyncIterator[AgentSession]:
+        """The session, its credential checked, held for one call at a time."""
+        session = self._open(session_id)
+        self._journal.check_credential(session_id, credential)  # constant-time, hash only
+        async with session.lock:
+            if self._sessions.get(session_id) is not session:  # closed while we waited
+                raise _no_session(session_id)
+            yield session
+
+    def _open(self, session_id: str) -> AgentSession:
+        session = self._sessions.get(session_id)
+        if session is None:
+            raise _no_session(session_id)
+        return session
+
+    # Calls
+
+    async def observe(
+        self, session_id: str, credential: str, tab: str, *, full: bool = False
+    ) -> ObserveAnswer:
+        """The tab's page: whole the first time (or when asked), else what changed."""
+        async with self._locked(session_id, credential) as session:
+            return await session.look(tab, full=full)
+
+    async def act(
+        self,
+        session_id: str,
+        credential: str,
+        tab: str,
+        action: str,
+        *,
+        ref: str | None = None,
+        target: Target | Mapping[str, Any] | None = None,
+        value: str | Sequence[str] | None = None,
+        submit: bool = False,
+        key: str | None = None,
+        timeout_ms: int | None = None,
+    ) -> ActAnswer:
+        """Do one action on a tab, then observe it; see ``northstar.agent.actions``."""
+        request = act_request(
+            tab, action, ref=ref, target=target, value=value, submit=submit, key=key
+        )
+        waited = self._timeout(timeout_ms, self.settings.action_timeout_ms)
+        async with self._locked(session_id, credential) as session:
+            return await session.act(request, waited)
+
+    async def check(
+        self,
+        session_id: str,
+        credential: str,
+        tab: str,
+        check: Check | Mapping[str, Any],
+        *,
+        timeout_ms: int | None = None,
+    ) -> CheckAnswer:
+        """Whether a recipe check holds on the tab, waiting for it up to ``timeout_ms``."""
+        checked = _check(check)
+        waited = self._timeout(timeout_ms, self.settings.check_timeout_ms)
+        async with self._locked(session_id, credential) as session:
+            return await session.check(tab, checked, waited)
+
+    def _timeout(self, given: int | None, default: int) -> int:
+        if given is None:
+            return default
+        if not 1 <= given <= 600_000:
+            raise UsageInvalid(
+                f"timeout_ms={given} is out of bounds", fix="Pass 1 to 600000 milliseconds."
+            )
+        return given
+
+
+@asynccontextmanager
+async def open_agent_host(
+    browser: BrowserSettings | None = None,
+    *,
+    journal_path: str | Path | None = None,
+    settings: AgentSettings | None = None,
+) -> AsyncIterator[AgentHost]:
+    """An ``AgentHost`` with its own journal and browser, all closed on every path."""
+    with Journal.open(journal_path) as journal:
+        async with (
+            open_host(browser or BrowserSettings()) as host,
+            AgentHost(host, journal, settings=settings) as agents,
+        ):
+            yield agents
+
+
+def _no_session(session_id: str) -> CredentialsInvalid:
+    return CredentialsInvalid(
+        f"no open agent session {session_id!r} with that credential",
+        fix="Open a session with open_session and present the id and credential it returned.",
+    )
+
+
+def _check(raw: Check | Mapping[str, Any]) -> Check:
+    if isinstance(raw, Check):
+        return raw
+    try:
+        return Check.model_validate(raw)
+    except ValidationError as exc:
+        raise UsageInvalid(
+            f"check: {exc.errors()[0]['msg']}",
+            fix='Pass a recipe check, e.g. {"visible": {"role": "heading", "name": "Thanks"}}.',
+        ) from None

@@ -1,0 +1,84 @@
+"""Which references an agent may act on, and whether it is shown the whole page or changes.
+
+A reference (``e12``) names an element of one observation. It acts only while it is in
+the tab's latest observation and that observation is current (no action on the tab has
+failed since without a new look). Anything else is ``STALE_REFERENCE``, naming what the
+reference used to be (its role and name), so the agent knows what to look for again. The
+adapter checks once more, right before acting, that the element is still on the page.
+
+Decisions only: the driver (``northstar.agent.host``) keeps one ``TabView`` per tab.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+from northstar.errors import StaleReference
+from northstar.monitor.observation import ElementRef, Node, Observation, node_label
+
+__all__ = ["TabView", "resolve", "shows_whole_page"]
+
+# Enough for the references of many large pages; the oldest labels are forgotten first.
+_REMEMBERED_LABELS = 5_000
+
+
+@dataclass
+class TabView:
+    """What the agent was shown of one tab: its latest observation and earlier labels."""
+
+    tab: str
+    latest: Observation | None = None
+    current: bool = False
+    labels: OrderedDict[str, str] = field(default_factory=OrderedDict)
+
+    def saw(self, observation: Observation) -> None:
+        """``observation`` is now the tab's latest, and the one its references act on."""
+        self.latest = observation
+        self.current = True
+        for node in observation.nodes:
+            if node.ref is not None:
+                self.labels[node.ref] = node_label(node.role, node.name)
+                self.labels.move_to_end(node.ref)
+        while len(self.labels) > _REMEMBERED_LABELS:
+            self.labels.popitem(last=False)
+
+    def label(self, ref: str) -> str | None:
+        """What ``ref`` named when the agent last saw it, or ``None`` if it never did."""
+        return self.labels.get(ref)
+
+
+def resolve(view: TabView, ref: str) -> tuple[ElementRef, Node]:
+    """The element ``ref`` names now, or ``StaleReference`` naming what it was."""
+    latest = view.latest
+    was = view.label(ref)
+    named = f"reference {ref!r}" + (f" ({was})" if was else "")
+    if latest is None:
+        raise StaleReference(
+            f"tab {view.tab!r} was not observed yet: observe it first", tab=view.tab
+        )
+    if not view.current:
+        raise StaleReference(
+            f"{named} is from an observation that is no longer current: an action on tab "
+            f"{view.tab!r} failed after it was sent, so the page may have changed",
+            tab=view.tab,
+        )
+    node = latest.node_for_ref(ref)
+    if node is None:
+        why = "the element is gone or the page changed" if was else "no observation showed it"
+        raise StaleReference(
+            f"{named} is not in the latest observation of tab {view.tab!r}: {why}", tab=view.tab
+        )
+    return latest.reference(ref), node
+
+
+def shows_whole_page(previous: Observation | None, latest: Observation, *, full: bool) -> bool:
+    """Whether an answer holds the whole page rather than what changed since ``previous``.
+
+    Asked for, the first look at a tab, another URL, or a new document: when no reference
+    of the previous look is in the new one, the agent holds no reference that still works.
+    """
+    if full or previous is None or previous.url != latest.url:
+        return True
+    before = {n.ref for n in previous.nodes if n.ref is not None}
+    return not any(n.ref in before for n in latest.nodes if n.ref is not None)
