@@ -191,11 +191,21 @@ async def saved_after_absence_was_proven(r: Recovery, site: FixtureSite, clock: 
     site.release_held(save=True)
 
 
+async def dropped_person_marks_it_failed_early(
+    r: Recovery, site: FixtureSite, clock: Clock
+) -> None:
+    """Inside the settle period a person may say "it did not happen": that is not re-probed."""
+    await reconcile_early(r, clock)
+    site.release_held(save=False)
+    decide_iteration(r.run_id, r.credential, 1, "failed", journal=r.journal)
+
+
 ORDERINGS: dict[str, Callable[[Recovery, FixtureSite, Clock], Any]] = {
     "saved, reconcile early then again": saved_found_early,
     "dropped, reconcile early then late": dropped_proven_absent_late,
     "saved, reconcile late": saved_found_late,
     "saved after absence was proven": saved_after_absence_was_proven,
+    "dropped, a person marks it failed early": dropped_person_marks_it_failed_early,
 }
 
 
