@@ -33,6 +33,7 @@ The CLI prints ``code``, message and fix on one line each and never a traceback.
     ├── OutcomeError                      at-most-once bookkeeping of submissions
     │   ├── OutcomeUnknown                OUTCOME_UNKNOWN
     │   ├── RunBlocked                    RUN_BLOCKED
+    │   │   └── OutcomeSettling           OUTCOME_SETTLING
     │   └── IdempotencyConflict           IDEMPOTENCY_CONFLICT
     └── JournalError                      JOURNAL_ERROR, RUN_NOT_FOUND
 
@@ -60,6 +61,7 @@ __all__ = [
     "NorthstarError",
     "OriginBlocked",
     "OutcomeError",
+    "OutcomeSettling",
     "OutcomeUnknown",
     "OutputSaveFailed",
     "ParamInvalid",
@@ -279,6 +281,13 @@ class OutcomeUnknown(OutcomeError):
 class RunBlocked(OutcomeError):
     code = "RUN_BLOCKED"
     default_fix = "Reconcile the unknown outcome (`northstar reconcile RUN_ID`), then resume."
+
+
+class OutcomeSettling(RunBlocked):
+    """Blocked until a submission's settle period has passed: its absence is not proven yet."""
+
+    code = "OUTCOME_SETTLING"
+    default_fix = "Run `northstar reconcile RUN_ID` again after the time named, then resume."
 
 
 class IdempotencyConflict(OutcomeError):

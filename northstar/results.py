@@ -59,6 +59,8 @@ class StepResult:
     evidence: tuple[Evidence, ...] = ()
     error: Mapping[str, Any] | None = None
     attempts: int = 1
+    # A submission's tab URL once its expectations held: where a resume continues after it.
+    result_url: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,9 +26,9 @@ from northstar.composition import resume as resume_iterations
 from northstar.journal import Journal
 from northstar.results import IterationResult
 from northstar.run.execution import StopSignal
-from northstar.run.recovery import decide_iteration
+from northstar.run.recovery import ReconcileDecision, decide_iteration
 
-__all__ = ["reconcile", "resume"]
+__all__ = ["decision_line", "reconcile", "resume"]
 
 credential_option = click.option(
     "--credential", help="The run's credential (default: the run's credential file)."
@@ -64,16 +64,32 @@ def reconcile(**options: Any) -> None:
             )
         )
         for decision in decisions:
-            found = ", ".join(f"{step}: {verdict}" for step, verdict in decision.verdicts)
-            click.echo(
-                f"iteration {decision.iteration}: {decision.state} ({decision.reason})"
-                + (f" [{found}]" if found else "")
-            )
+            click.echo(decision_line(decision))
         status = journal.run_record(run_id).status
-        click.echo(
-            f"run {run_id}: {status}" + ("; resume it to go on" if status == "stopped" else "")
-        )
-        sys.exit(exit_code_for_status("needs_review" if status == "needs_review" else "verified"))
+        click.echo(f"run {run_id}: {status}{_next_step(status, decisions)}")
+        sys.exit(exit_code_for_status(status if status in _EXIT_AS_IS else "verified"))
+
+
+# Reconcile itself succeeded unless a person must look, or an outcome is still settling.
+_EXIT_AS_IS = frozenset({"needs_review", "blocked"})
+
+
+def decision_line(decision: ReconcileDecision) -> str:
+    """``iteration N: STATE [CODE] reason [step: outcome, ...]``: one line per iteration."""
+    found = ", ".join(f"{step}: {outcome}" for step, outcome in decision.verdicts)
+    return (
+        f"iteration {decision.iteration}: {decision.state} [{decision.code}] {decision.reason}"
+        + (f" [{found}]" if found else "")
+    )
+
+
+def _next_step(status: str, decisions: list[ReconcileDecision]) -> str:
+    if status == "stopped":
+        return "; resume it to go on"
+    waits = [d.decidable_at for d in decisions if d.decidable_at is not None]
+    if status == "blocked" and waits:
+        return f"; reconcile again from {max(waits).isoformat(timespec='seconds')}"
+    return ""
 
 
 @click.command()

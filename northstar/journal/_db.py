@@ -84,6 +84,10 @@ class JournalDb:
             raise
         return cls(conn, path, now)
 
+    def now(self) -> datetime:
+        """The current time from the injected clock (the one the stamps are written with)."""
+        return self._now()
+
     def stamp(self) -> str:
         """The current time as ISO 8601 text, from the injected clock."""
         return self._now().isoformat()

@@ -118,7 +118,8 @@ def finish_step(
         error_json=error,
         attempts=result.attempts,
     )
-    _settle_submission(db, submission_key(run_id, iteration, result.step_id), event)
+    key = submission_key(run_id, iteration, result.step_id)
+    _settle_submission(db, key, event, result.result_url)
 
 
 def has_final_event(db: JournalDb, run_id: str, iteration: int, step_id: str) -> bool:
@@ -148,7 +149,8 @@ def open_submission(
     if row is None:
         db.conn.execute(
             "INSERT INTO submissions (idempotency_key, run_id, iteration, step_id, "
-            "input_fingerprint, state, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "input_fingerprint, state, created_at, updated_at, sent_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 key,
                 run_id,
@@ -156,6 +158,7 @@ def open_submission(
                 step_id,
                 input_fingerprint,
                 SubmissionState.IN_FLIGHT,
+                now,
                 now,
                 now,
             ),
@@ -166,19 +169,22 @@ def open_submission(
         return False
     if fingerprint == input_fingerprint and state == SubmissionState.FAILED:
         db.conn.execute(
-            "UPDATE submissions SET state = ?, updated_at = ? WHERE idempotency_key = ?",
-            (SubmissionState.IN_FLIGHT, now, key),
+            "UPDATE submissions SET state = ?, updated_at = ?, sent_at = ?, result_url = NULL, "
+            "decided_by = NULL WHERE idempotency_key = ?",
+            (SubmissionState.IN_FLIGHT, now, now, key),
         )
         return True
     raise _refusal(key, fingerprint, state, input_fingerprint, run_id, iteration, step_id)
 
 
 def dispatch_submission(db: JournalDb, run_id: str, iteration: int, step_id: str) -> None:
+    """The action returned: the submission left the browser; its settle period starts now."""
     key = submission_key(run_id, iteration, step_id)
+    now = db.stamp()
     changed = db.conn.execute(
-        "UPDATE submissions SET state = 'dispatched', updated_at = ? "
+        "UPDATE submissions SET state = 'dispatched', updated_at = ?, sent_at = ? "
         "WHERE idempotency_key = ? AND state = 'in_flight'",
-        (db.stamp(), key),
+        (now, now, key),
     ).rowcount
     if changed == 0:
         raise JournalError(
@@ -190,21 +196,24 @@ def dispatch_submission(db: JournalDb, run_id: str, iteration: int, step_id: str
         )
 
 
-def _settle_submission(db: JournalDb, key: str, event: StepEvent) -> None:
+def _settle_submission(db: JournalDb, key: str, event: StepEvent, result_url: str | None) -> None:
     """A passed step verifies its submission; a failure after dispatch leaves it unknown.
 
     A submission still in flight when its step failed stays ``in_flight``: the click may
-    or may not have happened, which only reconciliation can tell.
+    or may not have happened, which only reconciliation can tell. A verified one keeps
+    the URL its tab showed (``result_url``), where a resume continues after it.
     """
     if event is StepEvent.PASSED:
-        sql = "state IN ('in_flight', 'dispatched')"
-        state = SubmissionState.VERIFIED
-    else:
-        sql = "state = 'dispatched'"
-        state = SubmissionState.UNKNOWN
+        db.conn.execute(
+            "UPDATE submissions SET state = ?, updated_at = ?, result_url = ? "
+            "WHERE idempotency_key = ? AND state IN ('in_flight', 'dispatched')",
+            (SubmissionState.VERIFIED, db.stamp(), result_url, key),
+        )
+        return
     db.conn.execute(
-        f"UPDATE submissions SET state = ?, updated_at = ? WHERE idempotency_key = ? AND {sql}",
-        (state, db.stamp(), key),
+        "UPDATE submissions SET state = ?, updated_at = ? "
+        "WHERE idempotency_key = ? AND state = 'dispatched'",
+        (SubmissionState.UNKNOWN, db.stamp(), key),
     )
 
 

@@ -187,7 +187,16 @@ _V2 = (
     "ALTER TABLE step_events ADD COLUMN attempts INTEGER",
 )
 
-MIGRATIONS: tuple[Migration, ...] = (_statements(*_V1), _statements(*_V2))
+# v3: when a submission was last sent (its settle period counts from there), the URL its
+# tab showed once verified (where a resume continues), and who settled it (probe, person).
+_V3 = (
+    "ALTER TABLE submissions ADD COLUMN sent_at TEXT",
+    "ALTER TABLE submissions ADD COLUMN result_url TEXT",
+    "ALTER TABLE submissions ADD COLUMN decided_by TEXT",
+    "UPDATE submissions SET sent_at = updated_at",
+)
+
+MIGRATIONS: tuple[Migration, ...] = (_statements(*_V1), _statements(*_V2), _statements(*_V3))
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -19,6 +19,7 @@ import os
 import secrets
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
@@ -74,6 +75,27 @@ class SubmissionRecord:
     state: SubmissionState
     created_at: str
     updated_at: str
+    sent_at: str = ""  # when it last went in flight or was dispatched: settle counts from here
+    result_url: str | None = None  # its tab's URL once verified by its own step
+    decided_by: str | None = None  # "probe" or "person" when reconciled
+
+    @property
+    def sent(self) -> datetime:
+        return datetime.fromisoformat(self.sent_at or self.updated_at)
+
+
+_SUBMISSION_COLUMNS = (
+    "idempotency_key, run_id, iteration, step_id, input_fingerprint, state, created_at, "
+    "updated_at, sent_at, result_url, decided_by"
+)
+
+
+def _submission(row: tuple[Any, ...]) -> SubmissionRecord:
+    key, run, number, step, fingerprint, state, created, updated, sent, url, decided = row
+    state = SubmissionState(state)
+    return SubmissionRecord(
+        key, run, number, step, fingerprint, state, created, updated, sent or "", url, decided
+    )
 
 
 class Journal:
@@ -93,6 +115,10 @@ class Journal:
 
     def close(self) -> None:
         self._db.close()
+
+    def now(self) -> datetime:
+        """The journal's clock: settle periods are measured with the clock that stamped them."""
+        return self._db.now()
 
     def __enter__(self) -> Self:
         return self
@@ -279,26 +305,39 @@ class Journal:
         """What the journal knows of a step's submission, if anything."""
         key = _steps.submission_key(run_id, iteration, step_id)
         row = self._db.one(
-            "SELECT idempotency_key, run_id, iteration, step_id, input_fingerprint, state, "
-            "created_at, updated_at FROM submissions WHERE idempotency_key = ?",
-            (key,),
+            f"SELECT {_SUBMISSION_COLUMNS} FROM submissions WHERE idempotency_key = ?", (key,)
         )
-        if row is None:
-            return None
-        key, run, number, step, fingerprint, state, created, updated = row
-        return SubmissionRecord(
-            key, run, number, step, fingerprint, SubmissionState(state), created, updated
-        )
+        return None if row is None else _submission(row)
+
+    def iteration_submissions(self, run_id: str, iteration: int) -> list[SubmissionRecord]:
+        """Every submission of an iteration, whatever its state, oldest first."""
+        with sqlite_errors("read the submissions"):
+            rows = self._db.conn.execute(
+                f"SELECT {_SUBMISSION_COLUMNS} FROM submissions WHERE run_id = ? "
+                "AND iteration = ? ORDER BY created_at",
+                (run_id, iteration),
+            ).fetchall()
+        return [_submission(row) for row in rows]
 
     def set_submission_state(
-        self, run_id: str, iteration: int, step_id: str, state: SubmissionState
+        self,
+        run_id: str,
+        iteration: int,
+        step_id: str,
+        state: SubmissionState,
+        *,
+        decided_by: str | None = None,
     ) -> None:
-        """Record a reconciled outcome (e.g. ``verified`` or ``failed`` after a probe)."""
+        """Record a reconciled outcome (e.g. ``verified`` or ``failed`` after a probe).
+
+        ``decided_by`` says who settled it: ``probe`` (reconcile) or ``person`` (``--mark``).
+        """
         key = _steps.submission_key(run_id, iteration, step_id)
         cursor = self._db.execute(
             "update the submission",
-            "UPDATE submissions SET state = ?, updated_at = ? WHERE idempotency_key = ?",
-            (SubmissionState(state).value, self._db.stamp(), key),
+            "UPDATE submissions SET state = ?, updated_at = ?, decided_by = ? "
+            "WHERE idempotency_key = ?",
+            (SubmissionState(state).value, self._db.stamp(), decided_by, key),
         )
         if cursor.rowcount == 0:
             raise JournalError(f"no submission {key} in the journal", run_id=run_id, step=step_id)
@@ -347,14 +386,7 @@ class Journal:
 
     def open_submissions(self, run_id: str, iteration: int) -> list[SubmissionRecord]:
         """Submissions of an iteration whose outcome is not settled (in flight or unknown)."""
-        with sqlite_errors("read the submissions"):
-            rows = self._db.conn.execute(
-                "SELECT step_id FROM submissions WHERE run_id = ? AND iteration = ? "
-                "AND state IN ('in_flight', 'dispatched', 'unknown') ORDER BY created_at",
-                (run_id, iteration),
-            ).fetchall()
-        found = [self.submission(run_id, iteration, step_id) for (step_id,) in rows]
-        return [record for record in found if record is not None]
+        return [s for s in self.iteration_submissions(run_id, iteration) if s.state in _OPEN]
 
     def _refuse_restart(self, run_id: str, number: int) -> None:
         """A settled iteration keeps its verdict: starting it again would hide it.
@@ -375,6 +407,7 @@ class Journal:
             )
 
 
+_OPEN = frozenset({SubmissionState.IN_FLIGHT, SubmissionState.DISPATCHED, SubmissionState.UNKNOWN})
 _SETTLED = frozenset({IterationState.VERIFIED, IterationState.UNKNOWN, IterationState.NEEDS_REVIEW})
 
 

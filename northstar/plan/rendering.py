@@ -28,10 +28,10 @@ __all__ = ["recipe_dir", "render_plan"]
 M = TypeVar("M", bound=BaseModel)
 
 # Fields holding a URL: one the browser is sent to (``goto``) or a glob the page's URL is
-# checked against (``url``), which the browser shows percent-encoded. Values in their query
-# are percent-encoded (``render_url``); a tab's ``start`` is rendered the same way in
-# ``_bind_tab``.
-URL_FIELDS = frozenset({"goto", "url"})
+# checked against (``url``), which the browser shows percent-encoded, or where a resume
+# reopens a submission's tab (``after_submit``). Values in their query are percent-encoded
+# (``render_url``); a tab's ``start`` is rendered the same way in ``_bind_tab``.
+URL_FIELDS = frozenset({"goto", "url", "after_submit"})
 
 
 def render_plan(
@@ -199,7 +199,7 @@ def _bind_step(
 
 
 def _resolve_gotos(step: Step, start: str | None, path: str) -> Step:
-    """Relative ``goto``s (the step's and its reconcile probes') against the role's start.
+    """Relative ``goto``s (the step's, its probes', its ``after_submit``) against the start.
 
     A popup role has no start: its relative gotos are resolved against the page's URL
     by the adapter.
@@ -209,6 +209,8 @@ def _resolve_gotos(step: Step, start: str | None, path: str) -> Step:
     update: dict[str, Any] = {}
     if step.goto is not None:
         update["goto"] = _join(start, step.goto, path + ".goto")
+    if step.after_submit:
+        update["after_submit"] = _join(start, step.after_submit, path + ".after_submit")
     if any(probe.goto is not None for probe in step.reconcile):
         update["reconcile"] = [
             _resolve_probe(probe, start, f"{path}.reconcile[{i}].goto")

@@ -14,6 +14,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_valida
 
 __all__ = [
     "ACTION_KINDS",
+    "DEFAULT_SETTLE_S",
     "PASSIVE_KINDS",
     "STEP_KINDS",
     "Check",
@@ -36,6 +37,9 @@ __all__ = [
     "TitleCheck",
     "UploadAction",
 ]
+
+# How long after a submission its effect may take to show before its absence can be proven.
+DEFAULT_SETTLE_S = 60
 
 ACTION_KINDS = ("goto", "click", "fill", "select", "check", "uncheck", "press", "upload", "hover")
 PASSIVE_KINDS = ("wait_for", "verify_outcome", "verify_field", "extract")
@@ -322,6 +326,10 @@ class Step(_Model):
     expect: list[Check] = Field(default_factory=list)
     reconcile: list[ReconcileProbe] = Field(default_factory=list)
     retry: RetryPolicy | None = None
+    settle: int | None = Field(
+        default=None, ge=0, le=604_800, description="seconds; default 60 (submit steps)"
+    )
+    after_submit: Text | None = None
 
     @model_validator(mode="after")
     def _one_kind(self) -> Step:
@@ -331,7 +339,14 @@ class Step(_Model):
                 f"a step needs exactly one kind: {', '.join(STEP_KINDS)}"
                 + (f" (got {', '.join(chosen)})" if chosen else "")
             )
+        if self.effect != "submit" and (self.settle is not None or self.after_submit):
+            raise ValueError("`settle` and `after_submit` only go with `effect: submit`")
         return self
+
+    @property
+    def settle_s(self) -> int:
+        """Seconds after dispatch before a probe that does not find the effect proves absence."""
+        return DEFAULT_SETTLE_S if self.settle is None else self.settle
 
     @property
     def kind(self) -> str:

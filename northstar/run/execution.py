@@ -27,7 +27,7 @@ from northstar.errors import (
     OutputSaveFailed,
     ProgramIterationNotVerified,
 )
-from northstar.journal import Journal
+from northstar.journal import Journal, SubmissionState
 from northstar.journal.paths import run_artifacts_dir
 from northstar.logs import secret_values
 from northstar.plan.compiler import CompiledRecipe, bind
@@ -35,6 +35,7 @@ from northstar.plan.model import Plan
 from northstar.recipe.params import params_fingerprint
 from northstar.redaction import redact
 from northstar.results import IterationResult, IterationState
+from northstar.run.continuation import Unresumable, resume_plan
 from northstar.run.definition_guard import DefinitionGuard
 from northstar.run.failpoints import failpoint_from_environ
 from northstar.run.hooks import hooks_for
@@ -221,14 +222,15 @@ class _RunContext:
     async def iteration(
         self, number: int, *, lane: int = 1, session: BrowserSession | None = None
     ) -> IterationResult:
-        if self.journal.iteration_state(self.run_id, number) is IterationState.VERIFIED:
+        earlier = self.journal.iteration_state(self.run_id, number)
+        if earlier is IterationState.VERIFIED:
             # Verified before a resume (e.g. by reconciliation): never done twice.
             return IterationResult(number, IterationState.VERIFIED, reason="verified earlier")
         plan = self.plan(number)
         token = secret_values.set(plan.secrets)
         structlog.contextvars.bind_contextvars(run_id=self.run_id, iteration=number)
         try:
-            result = await self._run_checked(plan, lane, session)
+            result = await self._run_checked(plan, lane, session, resumed=earlier is not None)
         finally:
             secret_values.reset(token)
         self.results.append(result)
@@ -236,7 +238,7 @@ class _RunContext:
         return result
 
     async def _run_checked(
-        self, plan: Plan, lane: int, session: BrowserSession | None
+        self, plan: Plan, lane: int, session: BrowserSession | None, *, resumed: bool
     ) -> IterationResult:
         number = plan.iteration
         self.definition_guard.check(plan)
@@ -244,7 +246,18 @@ class _RunContext:
             self.run_id, number, params_fingerprint=plan.params_fingerprint, lane=lane
         )
         log.info("iteration_started")
-        result = await self.runner_for(lane).run_iteration(plan, session=session)
+        rest = self._rest_of(plan) if resumed else plan
+        if isinstance(rest, Unresumable):
+            result = IterationResult(
+                number,
+                IterationState.NEEDS_REVIEW,
+                reason_code="RESUME_POINT_UNKNOWN",
+                reason=rest.reason,
+                failing_step=rest.after,
+                model_calls=0,
+            )
+        else:
+            result = await self.runner_for(lane).run_iteration(rest, session=session)
         for signal in result.signals:  # advice for the report and the agent path
             self.journal.event(self.run_id, "loop_signal", iteration=number, **signal)
         if result.verified:
@@ -252,6 +265,26 @@ class _RunContext:
         self.journal.finish_iteration(self.run_id, result, secrets=plan.secrets)
         log.info("iteration_finished", state=str(result.state), reason=result.reason_code)
         return result
+
+    def _rest_of(self, plan: Plan) -> Plan | Unresumable:
+        """A resumed iteration with a verified submission goes on after it, never before."""
+        verified = {
+            s.step_id: s.result_url
+            for s in self.journal.iteration_submissions(self.run_id, plan.iteration)
+            if s.state is SubmissionState.VERIFIED
+        }
+        rest = resume_plan(plan, verified)
+        if rest is None or isinstance(rest, Unresumable):
+            return plan if rest is None else rest
+        self.journal.event(
+            self.run_id,
+            "iteration_continued",
+            iteration=plan.iteration,
+            after=rest.after,
+            entry=rest.entry,
+        )
+        log.info("iteration_continued", after=rest.after)
+        return rest.plan
 
     def _save_outputs(self, result: IterationResult) -> IterationResult:
         """Write the outputs file and journal rows; failure means the run needs review."""

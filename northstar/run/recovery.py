@@ -3,9 +3,14 @@
 An unknown outcome (a crash, a timeout after the submitting action, an inconclusive
 check) blocks the run: ``remaining_iterations`` refuses to go on (``RUN_BLOCKED``) until
 every unsettled iteration was reconciled. ``reconcile_run`` runs each open submission's
-read-only probe; ``decide_iteration`` records a person's verdict instead. ``resume_run``
-then runs the iterations that are not verified, over the run's lanes; submissions keep
-their idempotency keys, so a verified or unknown submission is never sent again.
+read-only probe; a probe that does not find the effect proves it absent only once the
+step's settle period has passed since it was sent (before that the iteration stays
+unknown, ``OUTCOME_SETTLING``, with the time it can be decided). ``decide_iteration``
+records a person's verdict instead. ``resume_run`` then runs the iterations that are not
+verified, over the run's lanes; submissions keep their idempotency keys, so a verified
+or unknown submission is never sent again. Before it sends a submission proven absent
+again, resume probes once more; an iteration whose submission is verified continues
+after it (``northstar.run.continuation``).
 
 Every call presents the run's credential (``CREDENTIALS_INVALID`` otherwise).
 """
@@ -13,8 +18,9 @@ Every call presents the run's credential (``CREDENTIALS_INVALID`` otherwise).
 from __future__ import annotations
 
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Literal
 
 import structlog
@@ -22,16 +28,18 @@ import structlog
 from northstar.browser import BrowserHost
 from northstar.errors import (
     DefinitionChanged,
+    OutcomeSettling,
     ParamInvalid,
     ProfileMismatch,
     RunBlocked,
     UsageInvalid,
 )
-from northstar.journal import Journal, RunRecord, SubmissionState
+from northstar.journal import Journal, RunRecord, SubmissionRecord, SubmissionState
 from northstar.plan.compiler import bind
 from northstar.plan.model import Plan
 from northstar.readers import pid_alive
 from northstar.results import IterationResult, IterationState
+from northstar.run.continuation import resume_plan
 from northstar.run.execution import (
     RunOutcome,
     RunRequest,
@@ -39,7 +47,17 @@ from northstar.run.execution import (
     continue_run,
     rows_fingerprint,
 )
-from northstar.run.reconcile import ProbeVerdict, probe_plan, probe_verdict
+from northstar.run.reconcile import (
+    IterationVerdict,
+    ProbeVerdict,
+    SubmissionCheck,
+    SubmissionOutcome,
+    absence_provable_at,
+    decide_submission,
+    iteration_verdict,
+    probe_plan,
+    probe_verdict,
+)
 from northstar.run.runner import ProgramRunner
 
 __all__ = [
@@ -61,8 +79,10 @@ class ReconcileDecision:
 
     iteration: int
     state: IterationState
-    verdicts: tuple[tuple[str, ProbeVerdict], ...]
+    verdicts: tuple[tuple[str, SubmissionOutcome], ...]
     reason: str
+    code: str = "RECONCILED"
+    decidable_at: datetime | None = None  # set while an outcome is settling
 
 
 def _refuse_if_live(record: RunRecord) -> None:
@@ -166,27 +186,63 @@ async def _reconcile_iteration(
     plan: Plan, run_id: str, host: BrowserHost, journal: Journal
 ) -> ReconcileDecision:
     number = plan.iteration
-    verdicts: list[tuple[str, ProbeVerdict]] = []
+    checks: list[SubmissionCheck] = []
     for submission in journal.open_submissions(run_id, number):
-        verdict = await _probe(plan, submission.step_id, host)
-        verdicts.append((submission.step_id, verdict))
-        if verdict is ProbeVerdict.FOUND:
-            journal.set_submission_state(
-                run_id, number, submission.step_id, SubmissionState.VERIFIED
-            )
-        elif verdict is ProbeVerdict.ABSENT:
-            journal.set_submission_state(run_id, number, submission.step_id, SubmissionState.FAILED)
-    state, reason = _iteration_verdict([v for _, v in verdicts])
-    journal.mark_iteration(run_id, number, state, reason_code="RECONCILED", reason=reason)
+        check = await _check_submission(plan, submission, host, journal.now())
+        checks.append(check)
+        _record_outcome(journal, run_id, number, check)
+    verdict = iteration_verdict(checks, resume_plan(plan, _verified(journal, run_id, number)))
+    journal.mark_iteration(
+        run_id, number, verdict.state, reason_code=verdict.code, reason=verdict.reason
+    )
     journal.event(
         run_id,
         "reconciled",
         iteration=number,
-        state=str(state),
-        verdicts={step: str(v) for step, v in verdicts},
+        state=str(verdict.state),
+        code=verdict.code,
+        verdicts={check.step_id: str(check.outcome) for check in checks},
     )
-    log.info("reconciled", run_id=run_id, iteration=number, state=str(state))
-    return ReconcileDecision(number, state, tuple(verdicts), reason)
+    log.info("reconciled", run_id=run_id, iteration=number, state=str(verdict.state))
+    return _decision(number, checks, verdict)
+
+
+def _decision(
+    number: int, checks: list[SubmissionCheck], verdict: IterationVerdict
+) -> ReconcileDecision:
+    verdicts = tuple((check.step_id, check.outcome) for check in checks)
+    return ReconcileDecision(
+        number, verdict.state, verdicts, verdict.reason, verdict.code, verdict.decidable_at
+    )
+
+
+async def _check_submission(
+    plan: Plan, submission: SubmissionRecord, host: BrowserHost, now: datetime
+) -> SubmissionCheck:
+    """Probe one submission; "absent" only once its settle period has passed by ``now``."""
+    settle_s = plan.step(submission.step_id).step.settle_s
+    verdict = await _probe(plan, submission.step_id, host)
+    outcome = decide_submission(verdict, submission.sent, settle_s, now)
+    return SubmissionCheck(submission.step_id, outcome, submission.sent, settle_s)
+
+
+def _record_outcome(journal: Journal, run_id: str, number: int, check: SubmissionCheck) -> None:
+    """Found: verified; proven absent: failed (may be sent again); otherwise left open."""
+    settled = {
+        SubmissionOutcome.FOUND: SubmissionState.VERIFIED,
+        SubmissionOutcome.ABSENT: SubmissionState.FAILED,
+    }.get(check.outcome)
+    if settled is not None:
+        journal.set_submission_state(run_id, number, check.step_id, settled, decided_by="probe")
+
+
+def _verified(journal: Journal, run_id: str, number: int) -> dict[str, str | None]:
+    """The iteration's verified submissions, with the URL each left its tab at."""
+    return {
+        s.step_id: s.result_url
+        for s in journal.iteration_submissions(run_id, number)
+        if s.state is SubmissionState.VERIFIED
+    }
 
 
 async def _probe(plan: Plan, step_id: str, host: BrowserHost) -> ProbeVerdict:
@@ -197,21 +253,12 @@ async def _probe(plan: Plan, step_id: str, host: BrowserHost) -> ProbeVerdict:
     return probe_verdict(result)
 
 
-def _iteration_verdict(verdicts: list[ProbeVerdict]) -> tuple[IterationState, str]:
-    """All found: verified; any inconclusive: needs review; otherwise it may run again."""
-    if not verdicts:
-        return IterationState.STOPPED, "interrupted before any submission was dispatched"
-    if ProbeVerdict.INCONCLUSIVE in verdicts:
-        return IterationState.NEEDS_REVIEW, "the reconcile probe was inconclusive"
-    if all(v is ProbeVerdict.FOUND for v in verdicts):
-        return IterationState.VERIFIED, "reconciled: the submission's effect was found"
-    return IterationState.FAILED, "reconciled: the submission did not happen; resume sends it"
-
-
 def _status_after(journal: Journal, record: RunRecord) -> str:
     states = [state for state, _ in journal.iteration_states(record.run_id).values()]
     if IterationState.NEEDS_REVIEW in states:
         return "needs_review"
+    if any(state in _UNSETTLED for state in states):
+        return "blocked"
     verified = sum(state is IterationState.VERIFIED for state in states)
     return "verified" if verified == record.total_iterations else "stopped"
 
@@ -235,7 +282,9 @@ def decide_iteration(
         )
     settled = SubmissionState.VERIFIED if mark == "verified" else SubmissionState.FAILED
     for submission in journal.open_submissions(run_id, number):
-        journal.set_submission_state(run_id, number, submission.step_id, settled)
+        journal.set_submission_state(
+            run_id, number, submission.step_id, settled, decided_by="person"
+        )
     journal.mark_iteration(
         run_id,
         number,
@@ -263,12 +312,15 @@ async def resume_run(
     _refuse_if_live(record)
     check_same_run(record, request)
     # Only what is not verified yet, dealt over the run's lanes (the request carries them).
-    rest = remaining_iterations(record, journal.iteration_states(run_id), journal)
+    states = journal.iteration_states(run_id)
+    _refuse_while_settling(request, record, states, journal)
+    rest = remaining_iterations(record, states, journal)
     if not rest:
         raise UsageInvalid(
             f"every iteration of run {run_id} is already verified",
             fix="Nothing to resume; start a new run for more iterations.",
         )
+    await _recheck_absences(request, rest, run_id, host=host, journal=journal)
     journal.finish_run(run_id, "running")
     journal.event(run_id, "run_resumed", first=rest[0], remaining=len(rest))
     assert credential is not None  # checked above
@@ -281,4 +333,89 @@ async def resume_run(
         numbers=rest,
         stop=stop,
         on_result=on_result,
+    )
+
+
+def _settling(
+    request: RunRequest, journal: Journal, run_id: str, number: int
+) -> Iterator[tuple[str, datetime]]:
+    """An unknown iteration's open submissions whose absence cannot be proven yet."""
+    settle = {step.id: step.settle_s for step in request.compiled.recipe.steps}
+    now = journal.now()
+    for submission in journal.open_submissions(run_id, number):
+        at = absence_provable_at(submission.sent, settle.get(submission.step_id, 0))
+        if now < at:
+            yield submission.step_id, at
+
+
+def _refuse_while_settling(
+    request: RunRequest,
+    record: RunRecord,
+    states: dict[int, tuple[IterationState, str]],
+    journal: Journal,
+) -> None:
+    """An outcome still inside its settle period blocks the run, saying until when."""
+    for number, (state, _) in sorted(states.items()):
+        if state is not IterationState.UNKNOWN:
+            continue
+        for step_id, at in _settling(request, journal, record.run_id, number):
+            raise OutcomeSettling(
+                f"iteration {number} of run {record.run_id}: submission {step_id!r} was not "
+                f"found yet and its absence cannot be proven before "
+                f"{at.isoformat(timespec='seconds')}",
+                run_id=record.run_id,
+                iteration=number,
+                step=step_id,
+            )
+
+
+async def _recheck_absences(
+    request: RunRequest, numbers: list[int], run_id: str, *, host: BrowserHost, journal: Journal
+) -> None:
+    """Probe again, right before resending, each submission a probe proved absent.
+
+    The effect may have appeared since reconcile looked: then it is verified now and the
+    iteration continues after it. A person's ``--mark failed`` is not second-guessed.
+    """
+    for number in numbers:
+        for submission in journal.iteration_submissions(run_id, number):
+            absent = submission.state is SubmissionState.FAILED
+            if absent and submission.decided_by == "probe":
+                fingerprint = journal.iteration_states(run_id)[number][1]
+                plan = _plan_for(request, number, fingerprint, run_id)
+                check = await _check_submission(plan, submission, host, journal.now())
+                _after_recheck(journal, run_id, number, check)
+
+
+def _after_recheck(journal: Journal, run_id: str, number: int, check: SubmissionCheck) -> None:
+    outcome = str(check.outcome)
+    journal.event(
+        run_id, "absence_rechecked", iteration=number, step=check.step_id, outcome=outcome
+    )
+    if check.outcome is SubmissionOutcome.ABSENT:
+        return
+    if check.outcome is SubmissionOutcome.FOUND:
+        _record_outcome(journal, run_id, number, check)
+        return
+    if check.outcome is SubmissionOutcome.SETTLING:
+        raise OutcomeSettling(
+            f"iteration {number} of run {run_id}: submission {check.step_id!r} cannot be "
+            f"proven absent before {check.decidable_at.isoformat(timespec='seconds')}",
+            run_id=run_id,
+            iteration=number,
+            step=check.step_id,
+        )
+    reason = (
+        f"re-checking that submission {check.step_id!r} is absent before sending it again "
+        "was inconclusive"
+    )
+    journal.mark_iteration(
+        run_id, number, IterationState.NEEDS_REVIEW, reason_code="RECONCILED", reason=reason
+    )
+    journal.finish_run(run_id, "needs_review")
+    raise RunBlocked(
+        f"iteration {number} of run {run_id} needs review: {reason}",
+        run_id=run_id,
+        iteration=number,
+        fix="Check the site, then `northstar reconcile RUN_ID` again or decide with --mark.",
     )

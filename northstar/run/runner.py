@@ -81,6 +81,7 @@ class _Attempt:
         self.count = 0
         self.dispatched = False
         self.evidence: list[Evidence] = []
+        self.result_url: str | None = None  # a verified submission's page: resume goes on there
 
     def begin(self) -> None:
         self.count += 1
@@ -312,6 +313,8 @@ class ProgramRunner:
         for check in step.step.expect:
             tab = check.tab or step.tab
             attempt.evidence.append(await session.check(check, tab=tab, timeout_ms=step.timeout_ms))
+        if attempt.dispatched:
+            attempt.result_url = await _result_url(session, step)
 
     async def _ensure_tab(
         self, session: BrowserSession, plan: Plan, step: BoundStep
@@ -415,6 +418,7 @@ class ProgramRunner:
             evidence=tuple(attempt.evidence),
             error=error.to_dict() if error else None,
             attempts=attempt.count,
+            result_url=None if error else attempt.result_url,
         )
 
     def _elapsed_ms(self, started: float) -> float:
@@ -473,6 +477,14 @@ def unexpected_after_dispatch(exc: Exception, where: str) -> OutcomeUnknown:
         "dispatched, so its outcome is not verified",
         fix="Reconcile the run (`northstar reconcile RUN_ID`), then report the error.",
     )
+
+
+async def _result_url(session: BrowserSession, step: BoundStep) -> str | None:
+    """Where the verified submission left its tab; ``None`` if the tab is gone or unreadable."""
+    try:
+        return await session.read(Reading("url", step.tab), timeout_ms=step.timeout_ms)
+    except NorthstarError:
+        return None  # not knowing it only means a resume cannot continue from there
 
 
 def _field_check(body: FieldValueCheck) -> Check:

@@ -35,6 +35,7 @@ STABLE_CODES = {
     "NorthstarError": "NORTHSTAR_ERROR",
     "OriginBlocked": "ORIGIN_BLOCKED",
     "OutcomeError": "OUTCOME_ERROR",
+    "OutcomeSettling": "OUTCOME_SETTLING",
     "OutcomeUnknown": "OUTCOME_UNKNOWN",
     "OutputSaveFailed": "OUTPUT_SAVE_FAILED",
     "ParamInvalid": "PARAM_INVALID",

@@ -14,6 +14,7 @@ import re
 import socket
 import subprocess
 import sys
+import threading
 import urllib.error
 import urllib.request
 import uuid
@@ -173,6 +174,55 @@ def test_delay_fault_records_the_submission_before_answering(site: FixtureSite) 
         urllib.request.urlopen(request, timeout=0.3)
 
     assert site.submission_count("post") == 1  # The client gave up, the effect happened.
+
+
+def post_in_background(url: str, title: str) -> tuple[threading.Thread, list[object]]:
+    """POST a title from another thread; the list gets its (status, text) or its HTTPError."""
+    answers: list[object] = []
+
+    def send() -> None:
+        try:
+            answers.append(post_form(url, {"title": title})[::2])
+        except urllib.error.HTTPError as exc:
+            answers.append(exc.code)
+
+    thread = threading.Thread(target=send)
+    thread.start()
+    return thread, answers
+
+
+def test_a_held_save_happens_only_when_the_test_releases_it(site: FixtureSite) -> None:
+    site.hold("/posts")  # once: the redirect that follows the save is not held
+    first, first_answer = post_in_background(f"{site.base_url}/posts", "Later")
+    site.wait_held(1)
+    assert site.submission_count("post") == 0  # parked before the route: no effect yet
+
+    assert site.release_held(save=True) == 1
+    assert [s["title"] for s in site.submissions()] == ["Later"]  # recorded on release
+    first.join(5)
+
+    site.hold("/posts")
+    second, second_answer = post_in_background(f"{site.base_url}/posts", "Never")
+    site.wait_held(1)
+    assert site.release_held(save=False) == 1
+    second.join(5)
+    post_form(f"{site.base_url}/posts", {"title": "Unheld"})  # the hold is used up
+
+    assert first_answer[0][0] == 200  # type: ignore[index]
+    assert second_answer == [503]
+    assert [s["title"] for s in site.submissions()] == ["Later", "Unheld"]
+
+
+def test_reset_drops_held_requests_without_their_effect(site: FixtureSite) -> None:
+    site.hold("/posts")
+    thread, answers = post_in_background(f"{site.base_url}/posts", "Dropped")
+    site.wait_held(1)
+    site.reset()
+    thread.join(5)
+    assert answers == [503]
+    assert site.submission_count() == 0
+    with pytest.raises(AssertionError, match="did not arrive"):
+        site.wait_held(1, timeout_s=0.05)
 
 
 def test_bad_fault_settings_are_refused(site: FixtureSite) -> None:

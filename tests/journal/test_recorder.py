@@ -10,6 +10,7 @@ from typing import Self
 
 import pytest
 
+from northstar.browser import Reading
 from northstar.errors import (
     ExpectationFailed,
     IdempotencyConflict,
@@ -18,7 +19,7 @@ from northstar.errors import (
 )
 from northstar.journal import Journal, StepEvent, SubmissionState
 from northstar.plan.model import BoundStep, BoundTab, Plan
-from northstar.recipe.model import Check, Target
+from northstar.recipe.model import Check
 from northstar.results import Evidence, IterationState, StepResult, StepStatus
 from northstar.run.runner import IterationRecorder, ProgramRunner
 
@@ -51,15 +52,7 @@ class FakeSession:
             raise ExpectationFailed("the text did not appear", tab=tab)
         return Evidence("text", tab, "Published", True, "Published")
 
-    async def read(
-        self,
-        source: str,
-        *,
-        tab: str,
-        target: Target | None,
-        attribute: str | None,
-        timeout_ms: int,
-    ) -> str:
+    async def read(self, reading: Reading, *, timeout_ms: int) -> str:
         return "value"
 
     async def screenshot(self, tab: str) -> bytes | None:

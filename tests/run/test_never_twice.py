@@ -35,12 +35,16 @@ from northstar.journal import Journal, SubmissionState
 from northstar.run.execution import RunRequest, execute_run
 from northstar.run.failpoints import FAILPOINT_ENV, POINTS
 from northstar.run.recovery import decide_iteration, reconcile_run, resume_run
+from tests.run.clock import Clock
 
 pytestmark = pytest.mark.browser
 
 NORTHSTAR = [sys.executable, "-c", "from northstar.__main__ import main; main()"]
 ITERATIONS = 3
 TRIALS = 21
+# Reconcile and resume look past the submit step's settle period (60 s by default), so that
+# a submission the probe does not find is proven absent rather than left settling.
+PAST_SETTLE_S = 61
 
 RECIPE = """
 name: fault-post
@@ -163,7 +167,7 @@ async def test_sigkill_at_random_points_never_sends_twice(
         assert sum(sent.values()) <= iteration, (trial, point, sent)
         assert all(count == 1 for count in sent.values()), (trial, point, sent)
         check_interrupted(journal_path, run_id, point, iteration)
-        with Journal.open(journal_path) as journal:
+        with Journal.open(journal_path, now=Clock(ahead_s=PAST_SETTLE_S)) as journal:
             credential = resolve_credential(journal, run_id, None)
             again = request(recipe, prefix, site.base_url)
             decisions = await reconcile_run(run_id, credential, again, host=host, journal=journal)
@@ -229,12 +233,14 @@ async def test_500_answer_to_a_submission_is_not_retried(
 ) -> None:
     site.set_fault("/posts", status=500, times=1)
     req = request(recipe, "no-retry", site.base_url, repeat=1)
-    with Journal.open(tmp_path / "journal.db") as journal:
+    clock = Clock()
+    with Journal.open(tmp_path / "journal.db", now=clock) as journal:
         outcome = await execute_run(req, host=host, journal=journal)
         assert outcome.results[0].state == "unknown"
         publish = outcome.results[0].steps[-1]
         assert (publish.step_id, publish.attempts) == ("publish", 1)
         assert titles(site, "no-retry") == Counter()  # one POST, answered 500, not repeated
+        clock.advance(PAST_SETTLE_S)  # absence is proven only after the settle period
         decisions = await reconcile_run(
             outcome.run_id, outcome.credential, req, host=host, journal=journal
         )
