@@ -26,6 +26,7 @@ The CLI prints ``code``, message and fix on one line each and never a traceback.
     │   ├── StaleReference                STALE_REFERENCE
     │   ├── NavigationFailed              NAVIGATION_FAILED
     │   └── ActionFailed                  ACTION_FAILED
+    │       └── OptionMissing             OPTION_MISSING
     ├── VerificationError                 an outcome could not be shown
     │   ├── ExpectationFailed             EXPECTATION_FAILED
     │   ├── ProgramIterationNotVerified   PROGRAM_ITERATION_NOT_VERIFIED
@@ -58,6 +59,7 @@ __all__ = [
     "JournalError",
     "NavigationFailed",
     "NorthstarError",
+    "OptionMissing",
     "OriginBlocked",
     "OutcomeError",
     "OutcomeUnknown",
@@ -229,6 +231,13 @@ class NavigationFailed(BrowserError):
 class ActionFailed(BrowserError):
     code = "ACTION_FAILED"
     default_fix = "Check that the target is visible, enabled and of the kind the step expects."
+
+
+class OptionMissing(ActionFailed):
+    """A ``select`` asked for a value or label its options do not have; nothing was chosen."""
+
+    code = "OPTION_MISSING"
+    default_fix = "Use one of the options named in the message, or check the parameter value."
 
 
 class VerificationError(NorthstarError):
