@@ -124,6 +124,26 @@ class ActedOn:
     options: tuple[str, ...] | None = None  # a select's options, "value (label)"
     missing: tuple[str, ...] = ()  # choices of a select step that no option has
 
+    @classmethod
+    def from_facts(cls, facts: dict[str, Any], secrets: Collection[str]) -> ActedOn:
+        """The script's answer as plain data, every string redacted with ``secrets``."""
+
+        def shown(value: Any) -> str:
+            return redact(str(value or ""), secrets)
+
+        options = facts.get("options")
+        action = facts.get("action")
+        return cls(
+            role=shown(facts.get("role")),
+            name=shown(facts.get("name")),
+            tag=shown(facts.get("tag")),
+            input_type=shown(facts.get("type")),
+            form_method=shown(facts.get("method")) if action is not None else None,
+            form_action=shown(action) if action is not None else None,
+            options=None if options is None else _redacted(options, secrets),
+            missing=_redacted(facts.get("missing") or (), secrets),
+        )
+
     def summary(self) -> str:
         """One line for the journal: ``button "Send" <button>; submits form: POST URL``."""
         tag = f"<{self.tag} type={self.input_type}>" if self.input_type else f"<{self.tag}>"
@@ -161,25 +181,7 @@ async def describe_acted_on(
     """Read the element ``locator`` resolves to (strict, waits until it is attached)."""
     arg = {"submit": submit, **(choices or SelectChoices()).as_arg()}
     facts: dict[str, Any] = await locator.evaluate(_ACTED_ON_JS, arg, timeout=timeout_ms)
-    return _acted_on(facts, secrets)
-
-
-def _acted_on(facts: dict[str, Any], secrets: Collection[str]) -> ActedOn:
-    def shown(value: Any) -> str:
-        return redact(str(value or ""), secrets)
-
-    options = facts.get("options")
-    action = facts.get("action")
-    return ActedOn(
-        role=shown(facts.get("role")),
-        name=shown(facts.get("name")),
-        tag=shown(facts.get("tag")),
-        input_type=shown(facts.get("type")),
-        form_method=shown(facts.get("method")) if action is not None else None,
-        form_action=shown(action) if action is not None else None,
-        options=None if options is None else _redacted(options, secrets),
-        missing=_redacted(facts.get("missing") or (), secrets),
-    )
+    return ActedOn.from_facts(facts, secrets)
 
 
 def _redacted(values: Sequence[Any], secrets: Collection[str]) -> tuple[str, ...]:
