@@ -2,7 +2,7 @@
 
 A journal that says "clicked button Submit" cannot tell the renamed button from the
 "Submit feedback" one beside it; this module reads what was really there, right before
-the action, with one ``evaluate`` on the (strict) locator the action then uses. For a
+the action, with one call on the locator the action then uses. For a
 submission it also names where the form goes. The same call checks a ``select``'s
 choices against its options, so a value that is not there fails at once with the
 options named, instead of after the step's timeout.
@@ -20,7 +20,7 @@ from typing import Any
 
 from playwright.async_api import Locator
 
-from northstar.errors import OptionMissing
+from northstar.errors import ActionFailed, OptionMissing
 from northstar.recipe.model import SelectAction
 from northstar.redaction import redact
 
@@ -88,6 +88,8 @@ _ACTED_ON_JS = """(el, arg) => {
   return {role, name, tag, type: tag === 'input' ? (type || 'text') : '', action, method,
     options, missing};
 }"""
+# Two at most: one is the answer, a second only says that the target is not unique.
+_EACH_JS = f"(elements, arg) => elements.slice(0, 2).map((el) => ({_ACTED_ON_JS})(el, arg))"
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,10 +180,20 @@ async def describe_acted_on(
     choices: SelectChoices | None = None,
     secrets: Collection[str] = (),
 ) -> ActedOn:
-    """Read the element ``locator`` resolves to (strict, waits until it is attached)."""
+    """Read the one element ``locator`` matches, waiting (strictly) until it is attached.
+
+    ``evaluate_all`` is one call to the page (``evaluate`` on a locator takes three: a
+    handle, the script, its release), so an element that is already there costs one
+    round trip; only otherwise does a strict ``wait_for`` run, and the read again.
+    """
     arg = {"submit": submit, **(choices or SelectChoices()).as_arg()}
-    facts: dict[str, Any] = await locator.evaluate(_ACTED_ON_JS, arg, timeout=timeout_ms)
-    return ActedOn.from_facts(facts, secrets)
+    found: list[dict[str, Any]] = await locator.evaluate_all(_EACH_JS, arg)
+    if len(found) != 1:
+        await locator.wait_for(state="attached", timeout=timeout_ms)  # none: waits; 2+: fails
+        found = await locator.evaluate_all(_EACH_JS, arg)
+    if len(found) != 1:
+        raise ActionFailed("the target changed while it was being read; nothing was done")
+    return ActedOn.from_facts(found[0], secrets)
 
 
 def _redacted(values: Sequence[Any], secrets: Collection[str]) -> tuple[str, ...]:
