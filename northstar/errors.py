@@ -215,7 +215,7 @@ class TargetMissing(BrowserError):
 
 class TargetAmbiguous(BrowserError):
     code = "TARGET_AMBIGUOUS"
-    default_fix = "Narrow the target: add `exact: true`, a `within` scope, or a more specific name."
+    default_fix = "Narrow the target: a `within` scope, a more specific name, or no `exact: false`."
 
 
 class StaleReference(BrowserError):
