@@ -255,7 +255,8 @@ class PlaywrightSession:
                 locator = await resolve_one(
                     page, target, timeout_ms=step.timeout_ms, state=state, secrets=self._secrets
                 )
-        # Otherwise one strict, auto-waiting read resolves it; a failure is diagnosed below.
+        # Not a submission: the read below waits for the target (strictly) and a failure of
+        # the read or the action is diagnosed: missing, ambiguous, or not actionable.
         try:
             acted_on = await self._described(locator, step, left())
             before_dispatch()
