@@ -59,13 +59,13 @@ def _scoped(scope: Page | FrameLocator | Locator, within: Target, page: Page) ->
 def _locate(scope: Page | FrameLocator | Locator, target: Target) -> Locator:
     if target.role is not None:
         role: Any = target.role
-        return scope.get_by_role(role, name=target.name, exact=target.exact or None)
+        return scope.get_by_role(role, name=target.name, exact=target.exact)
     if target.label is not None:
-        return scope.get_by_label(target.label, exact=target.exact or None)
+        return scope.get_by_label(target.label, exact=target.exact)
     if target.placeholder is not None:
-        return scope.get_by_placeholder(target.placeholder, exact=target.exact or None)
+        return scope.get_by_placeholder(target.placeholder, exact=target.exact)
     if target.text is not None:
-        return scope.get_by_text(target.text, exact=target.exact or None)
+        return scope.get_by_text(target.text, exact=target.exact)
     if target.test_id is not None:
         return scope.get_by_test_id(target.test_id)
     assert target.css is not None

@@ -14,6 +14,7 @@ a reference whose element left the page, before anything is dispatched.
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from contextlib import suppress
 from typing import TYPE_CHECKING, Literal
@@ -22,6 +23,7 @@ from urllib.parse import urljoin, urlsplit
 from playwright.async_api import BrowserContext, Frame, Locator, Page, Request, Route
 from playwright.async_api import Error as PlaywrightError
 
+from browser_adapters.acted_on import ActedOn, describe_acted_on, select_choices
 from browser_adapters.checks import run_check
 from browser_adapters.error_mapping import converted_errors
 from browser_adapters.har_replay import UnrecordedRequests, named_misses
@@ -37,6 +39,7 @@ from northstar.errors import (
     ActionFailed,
     NavigationFailed,
     NorthstarError,
+    OptionMissing,
     OriginBlocked,
     StaleReference,
     TabClosed,
@@ -199,19 +202,20 @@ class PlaywrightSession:
         page = self.page(step.tab)
         self._blocked.pop(step.tab, None)
         if step.opens_tab is None:
-            await self._act(page, step, before_dispatch)
+            acted_on = await self._act(page, step, before_dispatch)
             self._raise_if_blocked(step.tab)
-            return ()
+            return acted_on
         async with converted_errors(f"{step.id} opening tab {step.opens_tab!r}", tab=step.tab):
             async with page.expect_popup(timeout=step.timeout_ms) as popup_info:
-                await self._act(page, step, before_dispatch)
+                acted_on = await self._act(page, step, before_dispatch)
             popup = await popup_info.value
         self._bind(step.opens_tab, popup)
         async with converted_errors("popup load", tab=step.opens_tab, navigation=True):
             await popup.wait_for_load_state("domcontentloaded", timeout=step.timeout_ms)
         self._raise_if_blocked("(popup)", role=step.opens_tab)
         found = self._shown_url(popup)
-        return (Evidence("tab_opened", step.opens_tab, f"popup of {step.id}", True, found),)
+        opened = Evidence("tab_opened", step.opens_tab, f"popup of {step.id}", True, found)
+        return (*acted_on, opened)
 
     def _shown_url(self, page: Page) -> str:
         """A page's URL for evidence: a secret in a query string stays out of the record."""
@@ -238,9 +242,9 @@ class PlaywrightSession:
         page = self.page(step.tab)
         locator = await self._referenced(page, step, reference)
         self._blocked.pop(step.tab, None)
-        await self._act(page, step, before_dispatch, referenced=locator)
+        acted_on = await self._act(page, step, before_dispatch, referenced=locator)
         self._raise_if_blocked(step.tab)
-        return ()
+        return acted_on
 
     async def _referenced(self, page: Page, step: BoundStep, reference: ElementRef) -> Locator:
         """The reference's element, or ``StaleReference`` naming what it was (nothing sent)."""
@@ -264,8 +268,8 @@ class PlaywrightSession:
         before_dispatch: Callable[[], None],
         *,
         referenced: Locator | None = None,
-    ) -> None:
-        """Resolve the target, then call ``before_dispatch`` right before acting on it.
+    ) -> tuple[Evidence, ...]:
+        """Act, and return what the target resolved to (an ``acted_on`` evidence).
 
         ``referenced`` is the element of an agent's reference, already found: it is used
         instead of the step's target, which then only describes it.
@@ -274,37 +278,77 @@ class PlaywrightSession:
         if body.goto is not None:
             before_dispatch()
             await self._navigate(step.tab, page, urljoin(page.url, body.goto), step.timeout_ms)
-            return
+            return ()
         if body.press is not None and body.press.target is None:
             before_dispatch()
             async with converted_errors(f"press {body.press.key}", tab=step.tab):
                 await page.keyboard.press(body.press.key)
-            return
-        target, action = _target_action(body)
-        state: Literal["attached", "visible"] = "attached" if body.upload else "visible"
-        what = f"{step.kind} {target.describe()}"
-        if referenced is not None:
-            locator = referenced
-        elif step.is_submit:  # resolve first, so the in-flight record precedes only the action
-            async with converted_errors(what, tab=step.tab, secrets=self._secrets):
+            return ()
+        acted_on = await self._act_on_target(page, step, before_dispatch, referenced)
+        what = redact(self._what(step), self._secrets)
+        return (Evidence("acted_on", step.tab, what, True, acted_on.summary()),)
+
+    async def _act_on_target(
+        self,
+        page: Page,
+        step: BoundStep,
+        before_dispatch: Callable[[], None],
+        referenced: Locator | None,
+    ) -> ActedOn:
+        """Resolve the target and read what it is, then call ``before_dispatch`` right
+        before acting on it. The step's timeout bounds the whole of it."""
+        target, action = _target_action(step.step)
+        state: Literal["attached", "visible"] = "attached" if step.step.upload else "visible"
+        left = _time_left(step.timeout_ms)
+        locator = referenced or build_locator(page, target)
+        if step.is_submit and referenced is None:  # resolve first: in flight precedes the act
+            async with converted_errors(self._what(step), tab=step.tab, secrets=self._secrets):
                 locator = await resolve_one(
                     page, target, timeout_ms=step.timeout_ms, state=state, secrets=self._secrets
                 )
-        else:  # nothing to record: one auto-waiting, strict Playwright action does it all
-            locator = build_locator(page, target)
-        before_dispatch()
+        # Not a submission: the read below waits for the target (strictly) and a failure of
+        # the read or the action is diagnosed: missing, ambiguous, or not actionable.
         try:
-            async with converted_errors(what, tab=step.tab, secrets=self._secrets):
-                await action(locator, step.timeout_ms)
+            acted_on = await self._described(locator, step, left())
+            before_dispatch()
+            await self._dispatch(page, step, action, locator, left())
+        except OptionMissing:
+            raise
         except (ActionFailed, TargetAmbiguous) as failure:
             if step.is_submit or referenced is not None:
                 raise
             raise await self._diagnosed(locator, target, failure, step, state) from failure
+        return acted_on
+
+    async def _dispatch(
+        self, page: Page, step: BoundStep, action: LocatorAction, locator: Locator, left: float
+    ) -> None:
+        try:
+            async with converted_errors(self._what(step), tab=step.tab, secrets=self._secrets):
+                await action(locator, left)
         except TabClosed:
             # The action closed its own tab (a "Close" button): that is its effect, and the
             # next step on the role is TAB_CLOSED. Playwright may report it either way.
             if not page.is_closed():
                 raise
+
+    def _what(self, step: BoundStep) -> str:
+        return f"{step.kind} {_action_target(step).describe()}"
+
+    async def _described(self, locator: Locator, step: BoundStep, timeout_ms: float) -> ActedOn:
+        """The element ``locator`` resolves to; a select's missing choice fails here, at once."""
+        async with converted_errors(self._what(step), tab=step.tab, secrets=self._secrets):
+            acted_on = await describe_acted_on(
+                locator,
+                timeout_ms=timeout_ms,
+                submit=step.is_submit,
+                choices=select_choices(step.step.select),
+                secrets=self._secrets,
+            )
+        missing = acted_on.option_missing(redact(self._what(step), self._secrets))
+        if missing is not None:
+            raise missing.with_context(tab=step.tab)
+        return acted_on
 
     async def _diagnosed(
         self,
@@ -315,7 +359,7 @@ class PlaywrightSession:
         state: Literal["attached", "visible"],
     ) -> NorthstarError:
         async with converted_errors(f"{step.kind} {target.describe()}", tab=step.tab):
-            return await diagnose_failed_action(
+            diagnosed = await diagnose_failed_action(
                 locator,
                 target,
                 failure,
@@ -323,6 +367,22 @@ class PlaywrightSession:
                 state=state,
                 secrets=self._secrets,
             )
+            if diagnosed is failure and step.step.select is not None:
+                return await self._select_diagnosed(locator, step) or failure
+        return diagnosed
+
+    async def _select_diagnosed(self, locator: Locator, step: BoundStep) -> NorthstarError | None:
+        """After Playwright waited in vain: a choice that no option has, named."""
+        acted_on = await describe_acted_on(
+            locator,
+            timeout_ms=1000,
+            submit=False,
+            choices=select_choices(step.step.select),
+            secrets=self._secrets,
+        )
+        what = redact(self._what(step), self._secrets)
+        missing = acted_on.option_missing(what, waited=True)
+        return None if missing is None else missing.with_context(tab=step.tab)
 
     @in_own_task
     async def check(self, check: Check, *, tab: str, timeout_ms: int) -> Evidence:
@@ -393,7 +453,19 @@ async def _read_locator(
     return value
 
 
-LocatorAction = Callable[[Locator, int], Awaitable[None]]
+LocatorAction = Callable[[Locator, float], Awaitable[None]]
+
+
+def _time_left(timeout_ms: int) -> Callable[[], float]:
+    """Milliseconds left of a step's timeout, so its several Playwright calls share it."""
+    end = time.monotonic() + timeout_ms / 1000
+    return lambda: max(1.0, (end - time.monotonic()) * 1000)
+
+
+def _action_target(step: BoundStep) -> Target:
+    target = step.step.action_target
+    assert target is not None, "only steps that act on a target get here"
+    return target
 
 
 def _target_action(body: Step) -> tuple[Target, LocatorAction]:
@@ -427,7 +499,7 @@ def _select(body: Step) -> LocatorAction:
     assert body.select is not None
     select = body.select
 
-    async def choose(loc: Locator, timeout: int) -> None:
+    async def choose(loc: Locator, timeout: float) -> None:
         if select.label is not None:
             await loc.select_option(label=select.label, timeout=timeout)
         else:

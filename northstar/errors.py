@@ -26,6 +26,7 @@ The CLI prints ``code``, message and fix on one line each and never a traceback.
     │   ├── StaleReference                STALE_REFERENCE
     │   ├── NavigationFailed              NAVIGATION_FAILED
     │   └── ActionFailed                  ACTION_FAILED
+    │       └── OptionMissing             OPTION_MISSING
     ├── VerificationError                 an outcome could not be shown
     │   ├── ExpectationFailed             EXPECTATION_FAILED
     │   ├── ProgramIterationNotVerified   PROGRAM_ITERATION_NOT_VERIFIED
@@ -59,6 +60,7 @@ __all__ = [
     "JournalError",
     "NavigationFailed",
     "NorthstarError",
+    "OptionMissing",
     "OriginBlocked",
     "OutcomeError",
     "OutcomeSettling",
@@ -215,7 +217,7 @@ class TargetMissing(BrowserError):
 
 class TargetAmbiguous(BrowserError):
     code = "TARGET_AMBIGUOUS"
-    default_fix = "Narrow the target: add `exact: true`, a `within` scope, or a more specific name."
+    default_fix = "Narrow the target: a `within` scope, a more specific name, or no `exact: false`."
 
 
 class StaleReference(BrowserError):
@@ -231,6 +233,13 @@ class NavigationFailed(BrowserError):
 class ActionFailed(BrowserError):
     code = "ACTION_FAILED"
     default_fix = "Check that the target is visible, enabled and of the kind the step expects."
+
+
+class OptionMissing(ActionFailed):
+    """A ``select`` asked for a value or label its options do not have; nothing was chosen."""
+
+    code = "OPTION_MISSING"
+    default_fix = "Use one of the options named in the message, or check the parameter value."
 
 
 class VerificationError(NorthstarError):

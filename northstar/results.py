@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
 
-__all__ = ["Evidence", "IterationResult", "IterationState", "StepResult", "StepStatus"]
+__all__ = ["ACTED_ON", "Evidence", "IterationResult", "IterationState", "StepResult", "StepStatus"]
 
 
 class StepStatus(StrEnum):
@@ -36,6 +36,11 @@ class IterationState(StrEnum):
     @property
     def is_final(self) -> bool:
         return self not in (IterationState.PENDING, IterationState.RUNNING)
+
+
+# The evidence kind of the element an action resolved to: ``expected`` is what the step
+# looked for, ``found`` its role, name and tag (and where a submitted form goes).
+ACTED_ON = "acted_on"
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,6 +11,7 @@ from datetime import datetime
 from northstar.readers.liveness import INTERRUPTED
 from northstar.readers.views import IterationView, RunDetail, RunSummary, StepView
 from northstar.recipe.model import RetryPolicy
+from northstar.results import ACTED_ON
 
 __all__ = ["render_run", "render_runs"]
 
@@ -86,6 +87,9 @@ def _step_line(step: StepView) -> str:
         )
     if step.error:
         line += f"  {step.error.get('code', '?')}: {_clip(str(step.error.get('message', '')), 80)}"
+    for evidence in step.evidence:
+        if evidence.get("kind") == ACTED_ON:
+            line += f"\n         acted on: {_clip(str(evidence.get('found', '')), 160)}"
     return line
 
 

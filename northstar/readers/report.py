@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from northstar.readers import IterationView, RunDetail, RunEvent, StepView
+from northstar.results import ACTED_ON
 
 __all__ = ["SIGNAL_EVENTS", "render_report"]
 
@@ -184,6 +185,9 @@ def _evidence(step: StepView) -> str:
         passed = bool(evidence.get("passed"))
         found = evidence.get("found")
         text = f"{evidence.get('expected', '')}" + (f" → {found}" if found else "")
+        if evidence.get("kind") == ACTED_ON:
+            items.append(f'<li class="pass acted-on">acted on: {_e(found)}</li>')
+            continue
         items.append(f'<li class="{"pass" if passed else "fail"}">{_e(text)}</li>')
     if step.error:
         message = f"{step.error.get('code', '?')}: {step.error.get('message', '')}"

@@ -14,7 +14,7 @@ from typing import Any
 
 from northstar.errors import NorthstarError, RecipeInvalid
 from northstar.recipe.loader import Positions, format_path
-from northstar.recipe.model import Check, Recipe
+from northstar.recipe.model import Check, Recipe, Step, Target
 from northstar.recipe.params import BUILTIN_NAMES, coerce_params
 from northstar.recipe.templates import TemplateError, template_names
 
@@ -115,6 +115,7 @@ def check_steps(recipe: Recipe, source: str) -> None:
             raise _invalid(
                 source, f"steps[{i}].effect", "a passive step cannot submit", "Remove `effect`."
             )
+        _check_submit_target(step, f"steps[{i}]", source)
         for j, check in enumerate(step.expect):
             _check_check_tab(recipe, check, f"steps[{i}].expect[{j}]", source, required=False)
         for j, probe in enumerate(step.reconcile):
@@ -131,6 +132,37 @@ def check_steps(recipe: Recipe, source: str) -> None:
                 f"unknown tab role {output.tab!r}",
                 "Use a declared role.",
             )
+
+
+def _check_submit_target(step: Step, path: str, source: str) -> None:
+    """A submission never goes to "something close": a loose target needs an explicit yes."""
+    if step.allow_loose_target and step.effect != "submit":
+        raise _invalid(
+            source,
+            f"{path}.allow_loose_target",
+            "only a submit step (`effect: submit`) can allow a loose target",
+            "Remove `allow_loose_target`; `exact: false` alone loosens other steps.",
+        )
+    target = step.action_target
+    if step.effect != "submit" or target is None or not target.is_loose:
+        return
+    if not step.allow_loose_target:
+        raise _invalid(
+            source,
+            f"{path}.{step.kind}.target{_loose_part(target)}.exact",
+            f"a submit step acts on a loose target ({target.describe()}): a substring "
+            "could send another form",
+            "Match the whole name (drop `exact: false`), or add `allow_loose_target: true` "
+            "to the step if any element containing that text may be submitted.",
+        )
+
+
+def _loose_part(target: Target) -> str:
+    """The field path, below a target, of the part that matches by substring."""
+    if not target.exact and target.matched_text is not None:
+        return ""
+    assert target.within is not None
+    return ".within" + _loose_part(target.within)
 
 
 def check_output_names(recipe: Recipe, source: str) -> None:

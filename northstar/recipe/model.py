@@ -70,11 +70,23 @@ class Target(_Model):
     Exactly one locator kind is set; CSS is the last resort. ``within`` narrows the search
     to inside another target, ``frame`` to inside an iframe (a CSS selector or the frame's
     ``name``/``title``).
+
+    ``name``, ``label``, ``placeholder`` and ``text`` match the whole name or text, case
+    included, unless ``exact: false`` asks for Playwright's looser match (a substring, any
+    case): a renamed "Submit" button must not quietly become "Submit feedback".
     """
 
     role: str | None = None
     name: Text | None = None
-    exact: bool = False
+    exact: bool = Field(
+        default=True,
+        description=(
+            "true (default): `name`, `label`, `placeholder` or `text` must equal the whole "
+            "accessible name or text, case-sensitive (surrounding whitespace ignored). "
+            "false: a case-insensitive substring is enough (a submit step also needs "
+            "`allow_loose_target: true`)."
+        ),
+    )
     label: Text | None = None
     placeholder: Text | None = None
     text: Text | None = None
@@ -93,7 +105,26 @@ class Target(_Model):
             )
         if self.name is not None and self.role is None:
             raise ValueError("`name` only goes with `role`")
+        if not self.exact and self.matched_text is None:
+            raise ValueError(
+                "`exact: false` loosens only a `name`, `label`, `placeholder` or `text`; "
+                "this target has none"
+            )
         return self
+
+    @property
+    def matched_text(self) -> str | None:
+        """The name or text this target compares with the page (``exact`` applies to it)."""
+        for value in (self.name, self.label, self.placeholder, self.text):
+            if value is not None:
+                return value
+        return None
+
+    @property
+    def is_loose(self) -> bool:
+        """Whether this target, or a scope it sits ``within``, matches by substring."""
+        loose_here = not self.exact and self.matched_text is not None
+        return loose_here or (self.within is not None and self.within.is_loose)
 
     def describe(self) -> str:
         """What was looked for, in words a person recognises (no values typed into it)."""
@@ -102,8 +133,8 @@ class Target(_Model):
         else:
             kind = next(k for k in TARGET_LOCATORS if getattr(self, k) is not None)
             text = f'{kind} "{getattr(self, kind)}"'
-        if self.exact:
-            text += " (exact)"
+        if not self.exact:
+            text += " (substring, any case)"
         if self.within is not None:
             text += f" within {self.within.describe()}"
         if self.frame is not None:
@@ -322,6 +353,13 @@ class Step(_Model):
     verify_field: FieldValueCheck | None = None
     extract: ExtractAction | None = None
     effect: Literal["submit"] | None = None
+    allow_loose_target: bool = Field(
+        default=False,
+        description=(
+            "true: this submit step may act on a target with `exact: false` (a substring "
+            "match). Without it, validate rejects a loose target on a submit step."
+        ),
+    )
     timeout: int | None = Field(default=None, ge=1, le=600_000, description="milliseconds")
     expect: list[Check] = Field(default_factory=list)
     reconcile: list[ReconcileProbe] = Field(default_factory=list)
@@ -355,6 +393,14 @@ class Step(_Model):
     @property
     def is_passive(self) -> bool:
         return self.kind in PASSIVE_KINDS
+
+    @property
+    def action_target(self) -> Target | None:
+        """The element an action acts on; ``None`` for ``goto``, a bare ``press``, passive steps."""
+        if self.is_passive:
+            return None
+        target = getattr(getattr(self, self.kind), "target", None)
+        return target if isinstance(target, Target) else None
 
 
 class Param(_Model):

@@ -49,7 +49,7 @@ async def test_target_missing_names_what_was_looked_for(run_text: RunText) -> No
     )
     assert result.state is IterationState.FAILED
     assert (result.reason_code, result.failing_step) == ("TARGET_MISSING", "launch")
-    assert 'button "Launch rockets" (exact)' in (result.reason or "")
+    assert 'no element matches button "Launch rockets" (waited' in (result.reason or "")
     error = last_step(result).error
     assert error is not None
     assert "Check the target" in error["fix"]
@@ -153,7 +153,7 @@ async def test_a_narrowed_target_is_acted_on(run_text: RunText) -> None:
             """
             - id: delete-b
               tab: site
-              click: {target: {role: button, name: Delete, within: {text: Draft B}}}
+              click: {target: {role: button, name: Delete, within: {text: Draft B, exact: false}}}
               expect:
                 - text: {target: {css: "#deleted"}, equals: Deleted Draft B}
             """,

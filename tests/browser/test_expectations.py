@@ -135,4 +135,5 @@ done_when:
     result = await run_text(text)
     assert result.verified, result.reason
     publish = next(s for s in result.steps if s.step_id == "publish")
-    assert [e.tab for e in publish.evidence] == ["writer", "reader"]
+    tabs_and_kinds = [(e.tab, e.kind) for e in publish.evidence]
+    assert tabs_and_kinds == [("writer", "acted_on"), ("writer", "text"), ("reader", "visible")]

@@ -46,7 +46,7 @@ steps:
     verify_outcome: {url: "**/account"}
   - id: who
     tab: site
-    extract: {as: who, from: text, target: {text: Signed in as}}
+    extract: {as: who, from: text, target: {text: Signed in as, exact: false}}
 outputs:
   account_url: {tab: site, from: url}
 done_when:
@@ -81,8 +81,10 @@ async def test_verified_result_has_steps_timing_evidence_outputs_and_no_secret(
     assert all(s.duration_ms > 0 for s in result.steps[:3])
     assert result.duration_ms >= sum(s.duration_ms for s in result.steps)
     assert result.evidence_count == sum(len(s.evidence) for s in result.steps)
-    # tab opened, field value, url, the extracted value, done_when's visible
-    assert result.evidence_count == 5
+    # tab opened, 3 acted-on elements, field value, url, the extracted value, done_when's visible
+    assert result.evidence_count == 8
+    acted_on = [e.found for s in result.steps for e in s.evidence if e.kind == "acted_on"]
+    assert acted_on[1] == 'textbox "Password" <input type=password>'
     assert dict(result.outputs) == {
         "who": "Signed in as demo",
         "account_url": f"{site.base_url}/account",

@@ -67,7 +67,7 @@ async def test_click_follows_a_link(run_text: RunText) -> None:
               click: {target: {role: link, name: Next, exact: true}}
               expect:
                 - url: "**/items?page=2"
-                - text: {target: {text: "Page 2 of"}, equals: "Page 2 of 10"}
+                - text: {target: {text: "Page 2 of", exact: false}, equals: "Page 2 of 10"}
             """,
         )
     )

@@ -57,7 +57,8 @@ async def test_start_role_opens_at_its_destination(run_text: RunText, site: Fixt
             """
             - id: page-4
               tab: site
-              verify_outcome: {text: {target: {text: "Page 4 of"}, equals: "Page 4 of 10"}}
+              verify_outcome:
+                text: {target: {text: "Page 4 of", exact: false}, equals: "Page 4 of 10"}
             """,
         )
     )
@@ -73,8 +74,9 @@ async def test_popup_role_is_driven_by_name(
 ) -> None:
     result = await run_text(chooser_recipe(opener, APPLY_GREEN))
     assert result.verified, result.reason
-    opener_opened, popup_opened = result.steps[0].evidence
-    assert (opener_opened.tab, popup_opened.tab) == ("opener", "chooser")
+    opener_opened, acted_on, popup_opened = result.steps[0].evidence
+    assert (opener_opened.tab, acted_on.tab, popup_opened.tab) == ("opener", "opener", "chooser")
+    assert acted_on.kind == "acted_on"
     assert popup_opened.kind == "tab_opened"
     assert popup_opened.found.endswith("/popup/child")
     assert [s["colour"] for s in site.submissions()] == ["green"]

@@ -191,11 +191,11 @@ def failed_result(step_id: str, message: str) -> IterationResult:
 
 
 def test_a_failed_replay_names_the_step_what_was_expected_and_found(tmp_path: Path) -> None:
-    found = 'no element matches button "Sign in" (exact)'
+    found = 'no element matches button "Sign in" (waited 400 ms for it to be visible)'
     replay = CaseReplay(a_case(), tmp_path, RECIPE, failed_result("send", found), "b" * 64)
     text = replay.explain()
     assert "TARGET_MISSING at step 'send'" in text
-    assert 'expected: click button "Sign in" (exact)' in text
+    assert 'expected: click button "Sign in"\n' in text
     assert "then url '**/account'" in text
     assert f"found:    {found}" in text
     assert "the recipe changed since the case was recorded" in text

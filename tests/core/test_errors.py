@@ -33,6 +33,7 @@ STABLE_CODES = {
     "JournalError": "JOURNAL_ERROR",
     "NavigationFailed": "NAVIGATION_FAILED",
     "NorthstarError": "NORTHSTAR_ERROR",
+    "OptionMissing": "OPTION_MISSING",
     "OriginBlocked": "ORIGIN_BLOCKED",
     "OutcomeError": "OUTCOME_ERROR",
     "OutcomeSettling": "OUTCOME_SETTLING",
