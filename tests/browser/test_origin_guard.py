@@ -22,7 +22,7 @@ from fixtures.site_server import FixtureSite
 from northstar.plan.model import Plan
 from northstar.results import IterationResult, IterationState
 from northstar.run.runner import ProgramRunner
-from tests.browser.conftest import LOADED, RunText, recipe
+from tests.browser.conftest import FAIL_FAST_MS, LOADED, RunText, recipe
 from tests.conftest import make_plan
 
 pytestmark = pytest.mark.browser
@@ -143,6 +143,22 @@ async def test_form_submission_redirected_away_is_blocked(
     result = await run_text(recipe(leave(other), steps))
     assert_blocked_redirect(result, "send", other)
     assert site.submission_count("redirect") == 1  # the POST itself went to the allowed origin
+
+
+async def test_check_failing_after_a_refused_redirect_reports_the_refusal(
+    run_text: RunText, other: OtherOrigin
+) -> None:
+    """The page navigates after the click returned: its expectation fails for that reason."""
+    steps = f"""
+    - id: leave
+      tab: site
+      timeout: {FAIL_FAST_MS}
+      click: {{target: {{role: button, name: Leave later}}}}
+      expect:
+        - url: "**/landing"
+    """
+    result = await run_text(recipe(leave(other), steps))
+    assert_blocked_redirect(result, "leave", other)
 
 
 async def test_submit_step_redirected_away_leaves_its_outcome_unknown(
