@@ -18,6 +18,7 @@ from playwright.async_api import Error as PlaywrightError
 from browser_adapters.discovery import find_browser
 from browser_adapters.early_driver import take_early
 from browser_adapters.har_replay import har_recording_options, replay_from_har
+from browser_adapters.origin_gate import OriginGate
 from browser_adapters.own_task import in_own_task
 from browser_adapters.run_hooks import run_hooks
 from browser_adapters.session import PlaywrightSession
@@ -45,6 +46,7 @@ class PlaywrightHost:
         self.options = settings or BrowserSettings()
         self._stack = AsyncExitStack()
         self._browser: Browser | None = None
+        self._gate: OriginGate | None = None
 
     async def __aenter__(self) -> PlaywrightHost:
         try:
@@ -54,6 +56,7 @@ class PlaywrightHost:
             else:
                 self._stack.push_async_callback(playwright.stop)
             self._browser = await self._launch(playwright)
+            self._gate = await OriginGate.open(self._browser)
         except BaseException:
             await self._stack.aclose()
             raise
@@ -96,6 +99,13 @@ class PlaywrightHost:
             raise RuntimeError("PlaywrightHost is used outside `async with`")
         return self._browser
 
+    @property
+    def gate(self) -> OriginGate:
+        """The browser's origin gate: every tab role's page is watched by it."""
+        if self._gate is None:
+            raise RuntimeError("PlaywrightHost is used outside `async with`")
+        return self._gate
+
     @asynccontextmanager
     async def session(self, plan: Plan) -> AsyncIterator[PlaywrightSession]:
         """A fresh context for one iteration, closed on every path."""
@@ -116,9 +126,7 @@ class PlaywrightHost:
     async def _start_session(self, context: BrowserContext, plan: Plan) -> PlaywrightSession:
         replay = self.options.replay_har
         unrecorded = await replay_from_har(context, replay) if replay else None
-        session = PlaywrightSession(context, plan, unrecorded=unrecorded)
-        await session.start()
-        return session
+        return PlaywrightSession(context, plan, gate=self.gate, unrecorded=unrecorded)
 
     def iteration_hooks(self, artifacts: Path) -> IterationHooks | None:
         """Hooks for the debugging and replay options, writing their files to ``artifacts``."""
@@ -137,6 +145,7 @@ class PlaywrightHost:
         """
         view = PlaywrightHost(options)
         view._browser = self.browser
+        view._gate = self.gate
         return view
 
 

@@ -2,8 +2,11 @@
 
 Steps address roles, never "the active tab": each role's page is kept here by name, a
 popup is bound to its role when the opening step runs, and a page that closes is
-forgotten so that the next step on it is ``TAB_CLOSED``. Top-level navigation outside a
-role's origins is aborted by a route and reported as ``ORIGIN_BLOCKED``.
+forgotten so that the next step on it is ``TAB_CLOSED``. The origin gate
+(``origin_gate.py``) refuses a top-level document outside a role's origins, at every hop
+of a redirect, and this session reports it as ``ORIGIN_BLOCKED`` naming both URLs. A popup
+no step declared (``opens_tab``) loads nothing and is closed: ``ORIGIN_BLOCKED`` if it was
+heading outside its opener's origins, a ``popup_closed`` evidence item otherwise.
 
 An agent acts on the element references of an observation (``perform_on_reference``):
 Playwright resolves ``aria-ref=`` against the page's latest AI-mode snapshot, so the
@@ -13,14 +16,15 @@ a reference whose element left the page, before anything is dispatched.
 
 from __future__ import annotations
 
-import re
+import asyncio
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from contextlib import suppress
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 from urllib.parse import urljoin, urlsplit
 
-from playwright.async_api import BrowserContext, Frame, Locator, Page, Request, Route
+from playwright.async_api import BrowserContext, Locator, Page
 from playwright.async_api import Error as PlaywrightError
 
 from browser_adapters.acted_on import ActedOn, describe_acted_on, select_choices
@@ -33,6 +37,7 @@ from browser_adapters.locators import (
     exactly_one,
     resolve_one,
 )
+from browser_adapters.origin_gate import OriginGate, PageGuard, Refusal, foreign_origin_pattern
 from browser_adapters.own_task import in_own_task
 from northstar.browser import Reading, ReadSource
 from northstar.errors import (
@@ -56,26 +61,47 @@ if TYPE_CHECKING:
 __all__ = ["PlaywrightSession", "foreign_origin_pattern"]
 
 
-def foreign_origin_pattern(origins: Iterable[str]) -> re.Pattern[str]:
-    """Matches http(s) URLs outside ``origins``; routed so only those requests pay a hop.
-
-    The origins carry their scheme, so the look-ahead is anchored at the start of the URL.
-    """
-    allowed = "|".join(re.escape(o) for o in sorted(set(origins)))
-    return re.compile(rf"^(?!(?:{allowed})(?:[/?#]|$))https?://" if allowed else r"^https?://")
-
-
-def _frame_of(request: Request) -> Frame | None:
-    """The request's frame, or ``None`` when it has none yet (a popup's first navigation)."""
-    try:
-        return request.frame
-    except PlaywrightError:  # Playwright raises rather than return None here
-        return None
-
-
 def _origin(url: str) -> str:
     parts = urlsplit(url)
     return f"{parts.scheme}://{parts.netloc}".lower()
+
+
+def _refused_message(refused: Refusal, role: str, secrets: Collection[str]) -> str:
+    """One line naming the URL that was refused and, after a redirect, the URL that sent it."""
+    to = redact(refused.url, secrets)
+    if refused.redirected_from is None:
+        return f"navigation to {to} was blocked: outside the origins of tab {role!r}"
+    source = redact(refused.redirected_from, secrets)
+    return f"{source} redirected to {to}, outside the origins of tab {role!r}: not followed"
+
+
+def _undeclared_message(refused: Refusal, opener: str, secrets: Collection[str]) -> str:
+    to = redact(refused.url, secrets)
+    if refused.redirected_from is not None:
+        to += f" (redirected from {redact(refused.redirected_from, secrets)})"
+    return (
+        f"a popup of tab {opener!r} that no step declares tried to load {to}, outside the "
+        "tab's origins; it was closed"
+    )
+
+
+@dataclass
+class _AwaitedPopup:
+    """The popup a step declares (``opens_tab``): the first one its tab opens during the step.
+
+    The gate (at the popup's creation) and Playwright's ``popup`` event (once it loaded) each
+    claim it once, so both agree on which popup is the role's and which are undeclared.
+    """
+
+    opener: str
+    role: str
+    claimed_by: set[str] = field(default_factory=set)
+
+    def claim(self, opener: str, side: str) -> str | None:
+        if opener != self.opener or side in self.claimed_by:
+            return None
+        self.claimed_by.add(side)
+        return self.role
 
 
 class PlaywrightSession:
@@ -86,41 +112,56 @@ class PlaywrightSession:
         context: BrowserContext,
         plan: Plan,
         *,
+        gate: OriginGate,
         unrecorded: UnrecordedRequests | None = None,
     ) -> None:
         self._context = context
         self.unrecorded = unrecorded  # set when replaying a recording: what it lacked
+        self._gate = gate
         self._plan = plan
         self._secrets = plan.secrets
         self._pages: dict[str, Page] = {}
         self._closed: set[str] = set()
-        self._blocked: dict[str, str] = {}
+        self._blocked: dict[str, Refusal] = {}  # by role, until a step reports it
         self._snapshots: dict[str, str] = {}  # role -> snapshot id of its latest observation
-        # A popup is not bound to its role until it exists; until then any role's origin.
-        self._every_origin = frozenset(o for tab in plan.tabs.values() for o in tab.origins)
+        self._undeclared: list[tuple[str, Refusal]] = []  # (opener role, what it asked for)
+        self._notices: list[Evidence] = []  # undeclared popups closed inside the origins
+        self._awaited: _AwaitedPopup | None = None
+        self._closing: set[asyncio.Task[None]] = set()
 
-    async def start(self) -> None:
-        """Install the origin guard for every role's origins."""
-        if self._every_origin:
-            await self._context.route(foreign_origin_pattern(self._every_origin), self._guard)
-
-    async def _guard(self, route: Route, request: Request) -> None:
-        frame = _frame_of(request)
-        role = self._role_of(frame)
-        allowed = self._plan.tabs[role].origins if role else self._every_origin
-        # A popup's first navigation is issued before its frame exists: top-level too.
-        top_level = request.is_navigation_request() and (
-            frame is None or frame.parent_frame is None
+    def _guard(self, role: str) -> PageGuard:
+        """The gate's guard for a role's page: the role's origins; a refusal is the role's."""
+        return PageGuard(
+            frozenset(self._plan.tabs[role].origins),
+            on_refused=lambda refused: self._blocked.__setitem__(role, refused),
+            on_popup=lambda: self._popup_guard(role),
         )
-        if top_level and _origin(request.url) not in allowed:
-            self._blocked[role or "(popup)"] = request.url
-            await route.abort("blockedbyclient")
-            return
-        await route.fallback()
 
-    def _role_of(self, frame: Frame | None) -> str | None:
-        page = frame.page if frame is not None else None
-        return next((role for role, p in self._pages.items() if p is page), None)
+    def _popup_guard(self, opener: str) -> PageGuard:
+        """The guard of a popup of ``opener``: its role's if a step awaits it, else refusing."""
+        role = self._awaited.claim(opener, "gate") if self._awaited is not None else None
+        if role is not None:
+            return self._guard(role)
+        return PageGuard(
+            frozenset(self._plan.tabs[opener].origins),
+            on_refused=lambda refused: self._undeclared.append((opener, refused)),
+            on_popup=lambda: self._popup_guard(opener),
+            undeclared=True,
+        )
+
+    def _on_popup(self, opener: str, popup: Page) -> None:
+        if self._awaited is not None and self._awaited.claim(opener, "page") is not None:
+            return  # the step's expect_popup takes it
+        task = asyncio.get_running_loop().create_task(self._close_undeclared(opener, popup))
+        self._closing.add(task)  # held until done: a task nobody references may be collected
+        task.add_done_callback(self._closing.discard)
+
+    async def _close_undeclared(self, opener: str, popup: Page) -> None:
+        url = popup.url
+        with suppress(PlaywrightError):  # it may be gone already
+            await popup.close()
+        if not url.startswith("chrome-error:"):  # a refused load is reported from the gate
+            self._notices.append(_closed_popup(opener, redact(url, self._secrets)))
 
     async def begin(self, plan: Plan) -> None:
         for page in list(self._pages.values()):
@@ -129,6 +170,8 @@ class PlaywrightSession:
         self._pages.clear()
         self._closed.clear()
         self._blocked.clear()
+        self._undeclared.clear()
+        self._notices.clear()
         self._plan = plan
         self._secrets = plan.secrets
 
@@ -139,8 +182,10 @@ class PlaywrightSession:
     async def open_tab(self, tab: BoundTab, *, timeout_ms: int) -> Evidence:
         assert tab.start is not None
         page = await self._context.new_page()
-        self._bind(tab.role, page)  # before loading, so the origin guard knows the page's role
+        self._bind(tab.role, page)
         try:
+            async with converted_errors(f"open tab {tab.role!r}", tab=tab.role):
+                await self._gate.watch(self._context, page, self._guard(tab.role))
             await self._navigate(tab.role, page, tab.start, timeout_ms)
         except NorthstarError:
             await self._discard(tab.role, page)
@@ -153,6 +198,7 @@ class PlaywrightSession:
         self._closed.discard(role)
         self._snapshots.pop(role, None)
         page.on("close", lambda _page: self._on_close(role, _page))
+        page.on("popup", lambda popup: self._on_popup(role, popup))
 
     async def _discard(self, role: str, page: Page) -> None:
         """Forget a role whose destination did not load: it is not open, so a retry reopens it."""
@@ -174,11 +220,15 @@ class PlaywrightSession:
 
     async def _navigate(self, role: str, page: Page, url: str, timeout_ms: int) -> None:
         self._check_origin(role, url)
-        async with (
-            named_misses(self.unrecorded, tab=role, secrets=self._secrets),
-            converted_errors(f"goto {url}", tab=role, secrets=self._secrets, navigation=True),
-        ):
-            response = await page.goto(url, timeout=timeout_ms)
+        try:
+            async with (
+                named_misses(self.unrecorded, tab=role, secrets=self._secrets),
+                converted_errors(f"goto {url}", tab=role, secrets=self._secrets, navigation=True),
+            ):
+                response = await page.goto(url, timeout=timeout_ms)
+        except OriginBlocked:
+            self._raise_if_refused(role)  # the gate's reason names the hop that left
+            raise
         if response is not None and response.status >= 400:
             raise NavigationFailed(
                 f"goto {redact(url, self._secrets)}: the server answered {response.status}",
@@ -204,32 +254,54 @@ class PlaywrightSession:
         if step.opens_tab is None:
             acted_on = await self._act(page, step, before_dispatch)
             self._raise_if_blocked(step.tab)
-            return acted_on
-        async with converted_errors(f"{step.id} opening tab {step.opens_tab!r}", tab=step.tab):
-            async with page.expect_popup(timeout=step.timeout_ms) as popup_info:
-                acted_on = await self._act(page, step, before_dispatch)
-            popup = await popup_info.value
+            return (*acted_on, *self._take_notices())
+        self._awaited = _AwaitedPopup(step.tab, step.opens_tab)
+        try:
+            async with converted_errors(f"{step.id} opening tab {step.opens_tab!r}", tab=step.tab):
+                async with page.expect_popup(timeout=step.timeout_ms) as popup_info:
+                    acted_on = await self._act(page, step, before_dispatch)
+                popup = await popup_info.value
+        finally:
+            self._awaited = None
         self._bind(step.opens_tab, popup)
         async with converted_errors("popup load", tab=step.opens_tab, navigation=True):
             await popup.wait_for_load_state("domcontentloaded", timeout=step.timeout_ms)
-        self._raise_if_blocked("(popup)", role=step.opens_tab)
+        self._raise_if_blocked(step.opens_tab)
         found = self._shown_url(popup)
         opened = Evidence("tab_opened", step.opens_tab, f"popup of {step.id}", True, found)
-        return (*acted_on, opened)
+        return (*acted_on, opened, *self._take_notices())
 
     def _shown_url(self, page: Page) -> str:
         """A page's URL for evidence: a secret in a query string stays out of the record."""
         return redact(page.url, self._secrets)
 
-    def _raise_if_blocked(self, key: str, *, role: str | None = None) -> None:
-        url = self._blocked.pop(key, None) or self._blocked.pop(role or key, None)
-        if url is not None:
-            raise OriginBlocked(
-                f"navigation to {redact(url, self._secrets)} was blocked: not an allowed origin",
-                tab=role or key,
-            )
+    def _raise_if_blocked(self, role: str) -> None:
+        """Report what the gate refused, then a request a replayed recording lacked."""
+        self._raise_if_refused(role)
         if self.unrecorded is not None:
-            self.unrecorded.raise_new(tab=role or key, secrets=self._secrets)
+            self.unrecorded.raise_new(tab=role, secrets=self._secrets)
+
+    def _raise_if_refused(self, role: str) -> None:
+        """``ORIGIN_BLOCKED`` for a refusal on the role's page or by an undeclared popup."""
+        refused = self._blocked.pop(role, None)
+        if refused is not None:
+            raise OriginBlocked(_refused_message(refused, role, self._secrets), tab=role)
+        self._settle_undeclared()
+
+    def _settle_undeclared(self) -> None:
+        """Undeclared popups the gate refused: ``ORIGIN_BLOCKED`` if one left, else notices."""
+        undeclared, self._undeclared = self._undeclared, []
+        for opener, asked in undeclared:
+            if not asked.outside:
+                self._notices.append(_closed_popup(opener, redact(asked.url, self._secrets)))
+        for opener, asked in undeclared:
+            if asked.outside:
+                raise OriginBlocked(_undeclared_message(asked, opener, self._secrets), tab=opener)
+
+    def _take_notices(self) -> tuple[Evidence, ...]:
+        self._settle_undeclared()
+        notices, self._notices = tuple(self._notices), []
+        return notices
 
     @in_own_task
     async def perform_on_reference(
@@ -244,7 +316,7 @@ class PlaywrightSession:
         self._blocked.pop(step.tab, None)
         acted_on = await self._act(page, step, before_dispatch, referenced=locator)
         self._raise_if_blocked(step.tab)
-        return acted_on
+        return (*acted_on, *self._take_notices())
 
     async def _referenced(self, page: Page, step: BoundStep, reference: ElementRef) -> Locator:
         """The reference's element, or ``StaleReference`` naming what it was (nothing sent)."""
@@ -388,8 +460,12 @@ class PlaywrightSession:
     async def check(self, check: Check, *, tab: str, timeout_ms: int) -> Evidence:
         page = self.page(tab)
         what = redact(check.describe(), self._secrets)
-        async with converted_errors(what, tab=tab, secrets=self._secrets):
-            evidence = await run_check(page, check, tab=tab, timeout_ms=timeout_ms, shown=what)
+        try:
+            async with converted_errors(what, tab=tab, secrets=self._secrets):
+                evidence = await run_check(page, check, tab=tab, timeout_ms=timeout_ms, shown=what)
+        except NorthstarError:
+            self._raise_if_refused(tab)  # a refused navigation is why the page is not as expected
+            raise
         self._raise_if_blocked(tab)
         return evidence
 
@@ -398,6 +474,7 @@ class PlaywrightSession:
         """Read a value; a secret in it is redacted, as outputs are journaled and shown."""
         source, tab, target = reading.source, reading.tab, reading.target
         page = self.page(tab)
+        self._raise_if_refused(tab)
         if source == "url":
             return self._shown_url(page)
         async with converted_errors(f"read {source}", tab=tab, secrets=self._secrets):
@@ -438,6 +515,12 @@ class PlaywrightSession:
     def pages(self) -> Mapping[str, Page]:
         """The open pages by role (for observation capture and debugging aids)."""
         return dict(self._pages)
+
+
+def _closed_popup(opener: str, url: str) -> Evidence:
+    """The record of an undeclared popup that was closed before it could leave the origins."""
+    found = f"closed a popup no step declares ({url})"
+    return Evidence("popup_closed", opener, "no popup the recipe does not declare", True, found)
 
 
 async def _read_locator(

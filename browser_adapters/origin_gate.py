@@ -1,0 +1,149 @@
+"""The origin gate: where a tab role's page may go, checked at every hop of every navigation.
+
+Playwright's ``route()`` is never asked about the hops of a redirect (its driver lets them
+go on), so an allowed URL answering 302 to another origin would reach that origin. The
+gate uses CDP's ``Fetch`` domain on the browser target instead: with request-stage
+interception of documents, Chromium pauses each hop of a redirect chain as a request of its
+own, before anything is sent to it, in every page and popup from its first request on.
+
+One gate serves a browser. A watched page is known by its CDP target id, which is also the
+id of its main frame; its ``PageGuard`` says which origins it may load, whom to tell when it
+may not, and which guard a popup it opens gets. Documents of subframes and of pages nobody
+watches go on unasked. A refused request fails with ``net::ERR_BLOCKED_BY_CLIENT``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import re
+from collections.abc import Callable, Iterable
+from contextlib import suppress
+from dataclasses import dataclass
+from typing import Any
+
+from playwright.async_api import Browser, BrowserContext, CDPSession, Page
+from playwright.async_api import Error as PlaywrightError
+
+__all__ = ["OriginGate", "PageGuard", "Refusal", "foreign_origin_pattern", "refusal"]
+
+# Only documents pause: images, scripts and fetches are not navigations and go on unasked.
+_DOCUMENTS = {"urlPattern": "*", "resourceType": "Document", "requestStage": "Request"}
+
+
+def foreign_origin_pattern(origins: Iterable[str]) -> re.Pattern[str]:
+    """Matches http(s) URLs outside ``origins`` (``data:``, ``about:`` and the like never).
+
+    The origins carry their scheme, so the look-ahead is anchored at the start of the URL.
+    """
+    allowed = "|".join(re.escape(o) for o in sorted(set(origins)))
+    return re.compile(rf"^(?!(?:{allowed})(?:[/?#]|$))https?://" if allowed else r"^https?://")
+
+
+@functools.cache
+def _foreign(origins: frozenset[str]) -> re.Pattern[str]:
+    return foreign_origin_pattern(origins)
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A document request the gate failed before it was sent."""
+
+    url: str
+    redirected_from: str | None = None  # the hop whose answer redirected here
+    outside: bool = True  # False: refused only because its popup was not declared
+
+
+@dataclass(frozen=True)
+class PageGuard:
+    """What one page may load at top level, who hears of a refusal, and its popups' guard.
+
+    ``undeclared`` marks a popup no step was waiting for: every document it asks for is
+    refused, and ``outside`` tells whether that request would also have left its origins.
+    """
+
+    origins: frozenset[str]
+    on_refused: Callable[[Refusal], None]
+    on_popup: Callable[[], PageGuard]
+    undeclared: bool = False
+
+
+def refusal(guard: PageGuard, url: str, redirected_from: str | None) -> Refusal | None:
+    """Whether the page may load ``url`` (``redirected_from``: the hop that sent it there)."""
+    outside = _foreign(guard.origins).search(url) is not None
+    if outside or guard.undeclared:
+        return Refusal(url, redirected_from, outside)
+    return None
+
+
+@dataclass
+class _Watched:
+    guard: PageGuard
+    last_url: str | None = None  # the page's previous document request: a redirect's source
+
+
+class OriginGate:
+    """Request-stage interception of documents on the browser's own CDP session."""
+
+    def __init__(self, cdp: CDPSession) -> None:
+        self._cdp = cdp
+        self._watched: dict[str, _Watched] = {}
+        self._replies: set[asyncio.Task[None]] = set()
+
+    @classmethod
+    async def open(cls, browser: Browser) -> OriginGate:
+        """Start intercepting every document request of ``browser``; before any page opens."""
+        cdp = await browser.new_browser_cdp_session()
+        gate = cls(cdp)
+        cdp.on("Target.targetCreated", gate._on_target_created)
+        cdp.on("Target.targetDestroyed", gate._on_target_destroyed)
+        cdp.on("Fetch.requestPaused", gate._on_request_paused)
+        await cdp.send("Target.setDiscoverTargets", {"discover": True})
+        await cdp.send("Fetch.enable", {"patterns": [_DOCUMENTS]})
+        return gate
+
+    async def watch(self, context: BrowserContext, page: Page, guard: PageGuard) -> None:
+        """Guard ``page`` from its next navigation on; call it before the page's first."""
+        # The session goes away with the page; detaching it would cost one more round trip.
+        cdp = await context.new_cdp_session(page)
+        info = await cdp.send("Target.getTargetInfo")
+        self._watched[info["targetInfo"]["targetId"]] = _Watched(guard)
+
+    def _on_target_created(self, event: dict[str, Any]) -> None:
+        # Chromium reports a popup before its first request: its guard is in place in time.
+        info = event["targetInfo"]
+        opener = self._watched.get(info.get("openerId") or "")
+        if info.get("type") == "page" and opener is not None:
+            self._watched[info["targetId"]] = _Watched(opener.guard.on_popup())
+
+    def _on_target_destroyed(self, event: dict[str, Any]) -> None:
+        self._watched.pop(event["targetId"], None)
+
+    def _on_request_paused(self, event: dict[str, Any]) -> None:
+        request_id = event["requestId"]
+        watched = self._watched.get(event.get("frameId") or "")
+        if watched is None:  # a subframe, or a page of no tab role
+            self._reply("Fetch.continueRequest", {"requestId": request_id})
+            return
+        url = event["request"]["url"]
+        source = watched.last_url if event.get("redirectedRequestId") else None
+        watched.last_url = url
+        refused = refusal(watched.guard, url, source)
+        if refused is None:
+            self._reply("Fetch.continueRequest", {"requestId": request_id})
+            return
+        # Told before the request fails, so a caller that sees the failure finds the reason.
+        watched.guard.on_refused(refused)
+        failure = {"requestId": request_id, "errorReason": "BlockedByClient"}
+        self._reply("Fetch.failRequest", failure)
+
+    def _reply(self, method: str, params: dict[str, Any]) -> None:
+        task = asyncio.get_running_loop().create_task(_send(self._cdp, method, params))
+        self._replies.add(task)  # held until done: a task nobody references may be collected
+        task.add_done_callback(self._replies.discard)
+
+
+async def _send(cdp: CDPSession, method: str, params: dict[str, Any]) -> None:
+    # The request's page or the browser may be gone by now; then nothing waits for the reply.
+    with suppress(PlaywrightError):
+        await cdp.send(method, params)
