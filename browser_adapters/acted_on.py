@@ -90,6 +90,7 @@ _ACTED_ON_JS = """(el, arg) => {
 }"""
 # Two at most: one is the answer, a second only says that the target is not unique.
 _EACH_JS = f"(elements, arg) => elements.slice(0, 2).map((el) => ({_ACTED_ON_JS})(el, arg))"
+_ONE_JS = f"(el, arg) => ({_ACTED_ON_JS})(el, arg)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,6 +192,10 @@ async def describe_acted_on(
     if len(found) != 1:
         await locator.wait_for(state="attached", timeout=timeout_ms)  # none: waits; 2+: fails
         found = await locator.evaluate_all(_EACH_JS, arg)
+    if not found:
+        # An agent's ``aria-ref=`` locator resolves one element but not in evaluate_all;
+        # wait_for just proved exactly one is attached, so read that one.
+        found = [await locator.evaluate(_ONE_JS, arg, timeout=timeout_ms)]
     if len(found) != 1:
         raise ActionFailed("the target changed while it was being read; nothing was done")
     return ActedOn.from_facts(found[0], secrets)
