@@ -32,7 +32,7 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, get_args
+from typing import Any, Literal, TypedDict, Unpack, get_args
 
 from pydantic import ValidationError
 
@@ -42,6 +42,7 @@ from northstar.recipe.model import RetryPolicy, Step, Target
 
 __all__ = [
     "ACTIONS",
+    "ActOptions",
     "ActRequest",
     "AgentAction",
     "act_request",
@@ -122,17 +123,20 @@ def _check_element(action: str, ref: str | None, target: Target | None) -> None:
         raise _usage(f"{action} needs a ref (from the latest observation) or a target")
 
 
-def act_request(
-    tab: str,
-    action: str,
-    *,
-    ref: str | None = None,
-    target: Target | Mapping[str, Any] | None = None,
-    value: str | Sequence[str] | None = None,
-    submit: bool = False,
-    key: str | None = None,
-) -> ActRequest:
+class ActOptions(TypedDict, total=False):
+    """What an ``act`` call may add to its tab and action (all optional)."""
+
+    ref: str | None
+    target: Target | Mapping[str, Any] | None
+    value: str | Sequence[str] | None
+    submit: bool
+    key: str | None
+
+
+def act_request(tab: str, action: str, **options: Unpack[ActOptions]) -> ActRequest:
     """The call checked; ``USAGE_INVALID`` says what is wrong with it."""
+    ref, target, value = options.get("ref"), options.get("target"), options.get("value")
+    submit, key = options.get("submit", False), options.get("key")
     if action not in ACTIONS:
         raise _usage(f"unknown action {action!r}; one of: {', '.join(ACTIONS)}")
     checked = _target(target)

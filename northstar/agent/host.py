@@ -14,17 +14,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
-from types import TracebackType
-from typing import Any, Self
+from typing import Any, Self, Unpack
 
 import structlog
 from pydantic import ValidationError
 
 from northstar.agent._session import ITERATION, AgentSession
-from northstar.agent.actions import act_request
+from northstar.agent.actions import ActOptions, act_request
 from northstar.agent.answers import (
     ActAnswer,
     CheckAnswer,
@@ -41,7 +40,7 @@ from northstar.composition import open_host
 from northstar.errors import CredentialsInvalid, NorthstarError, UsageInvalid
 from northstar.journal import Journal
 from northstar.plan.model import BoundTab, Plan
-from northstar.recipe.model import Check, Target
+from northstar.recipe.model import Check
 from northstar.results import IterationState
 
 __all__ = ["AgentHost", "open_agent_host"]
@@ -87,12 +86,7 @@ class AgentHost:
     async def __aenter__(self) -> Self:
         return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
 
     async def aclose(self) -> None:
@@ -194,17 +188,11 @@ class AgentHost:
         tab: str,
         action: str,
         *,
-        ref: str | None = None,
-        target: Target | Mapping[str, Any] | None = None,
-        value: str | Sequence[str] | None = None,
-        submit: bool = False,
-        key: str | None = None,
         timeout_ms: int | None = None,
+        **options: Unpack[ActOptions],
     ) -> ActAnswer:
         """Do one action on a tab, then observe it; see ``northstar.agent.actions``."""
-        request = act_request(
-            tab, action, ref=ref, target=target, value=value, submit=submit, key=key
-        )
+        request = act_request(tab, action, **options)
         waited = self._timeout(timeout_ms, self.settings.action_timeout_ms)
         async with self._locked(session_id, credential) as session:
             return await session.act(request, waited)

@@ -49,11 +49,7 @@ class _InstantSession:
         return ()
 
     async def perform_on_reference(
-        self,
-        step: BoundStep,
-        reference: ElementRef,
-        *,
-        before_dispatch: Callable[[], None] = lambda: None,
+        self, step: BoundStep, reference: ElementRef, **_: object
     ) -> tuple[Evidence, ...]:
         raise NotImplementedError("the stored path acts on targets, never on references")
 
