@@ -30,7 +30,14 @@ from northstar.mcp.http_access import HttpAddress, StaticTokenVerifier
 from northstar.mcp.program_tools import ProgramSettings, ProgramTools
 from northstar.mcp.shared_browser import SharedBrowser
 
-__all__ = ["HTTP_PATH", "ServerOptions", "build_server", "serve_http", "serve_stdio"]
+__all__ = [
+    "HTTP_PATH",
+    "ServerOptions",
+    "build_server",
+    "serve_http",
+    "serve_stdio",
+    "shared_state",
+]
 
 HTTP_PATH = "/mcp"
 
