@@ -20,7 +20,7 @@ from typing import Any
 
 from playwright.async_api import Locator
 
-from northstar.errors import ActionFailed, OptionMissing
+from northstar.errors import OptionMissing
 from northstar.recipe.model import SelectAction
 from northstar.redaction import redact
 
@@ -90,7 +90,6 @@ _ACTED_ON_JS = """(el, arg) => {
 }"""
 # Two at most: one is the answer, a second only says that the target is not unique.
 _EACH_JS = f"(elements, arg) => elements.slice(0, 2).map((el) => ({_ACTED_ON_JS})(el, arg))"
-_ONE_JS = f"(el, arg) => ({_ACTED_ON_JS})(el, arg)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,20 +184,17 @@ async def describe_acted_on(
 
     ``evaluate_all`` is one call to the page (``evaluate`` on a locator takes three: a
     handle, the script, its release), so an element that is already there costs one
-    round trip; only otherwise does a strict ``wait_for`` run, and the read again.
+    round trip; only otherwise does a strict ``wait_for`` run, and a strict ``evaluate``.
     """
     arg = {"submit": submit, **(choices or SelectChoices()).as_arg()}
     found: list[dict[str, Any]] = await locator.evaluate_all(_EACH_JS, arg)
-    if len(found) != 1:
-        await locator.wait_for(state="attached", timeout=timeout_ms)  # none: waits; 2+: fails
-        found = await locator.evaluate_all(_EACH_JS, arg)
-    if not found:
-        # An agent's ``aria-ref=`` locator resolves one element but not in evaluate_all;
-        # wait_for just proved exactly one is attached, so read that one.
-        found = [await locator.evaluate(_ONE_JS, arg, timeout=timeout_ms)]
-    if len(found) != 1:
-        raise ActionFailed("the target changed while it was being read; nothing was done")
-    return ActedOn.from_facts(found[0], secrets)
+    if len(found) == 1:
+        return ActedOn.from_facts(found[0], secrets)
+    await locator.wait_for(state="attached", timeout=timeout_ms)  # none: waits; 2+: fails
+    # Strict, like the wait; unlike evaluate_all it also resolves an agent's ``aria-ref=``
+    # locator (evaluate_all finds no element for one).
+    facts: dict[str, Any] = await locator.evaluate(_ACTED_ON_JS, arg, timeout=timeout_ms)
+    return ActedOn.from_facts(facts, secrets)
 
 
 def _redacted(values: Sequence[Any], secrets: Collection[str]) -> tuple[str, ...]:

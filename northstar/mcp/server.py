@@ -4,7 +4,8 @@
 group is a module with its own ``register_tools(server, ...)``. ``serve`` runs it on
 stdio (the default: the MCP host starts the process and talks over its stdin/stdout, so
 nothing else may write to stdout) or on streamable HTTP behind a bearer token
-(``northstar.mcp.http_access``), and closes the server's one browser on the way out.
+(``northstar.mcp.http_access``). On the way out it closes the agent sessions still open
+(their runs end ``stopped``, or ``blocked``), then the server's one browser.
 """
 
 from __future__ import annotations
@@ -12,8 +13,8 @@ from __future__ import annotations
 import signal
 import socket
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,12 +24,20 @@ from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
 
 from northstar.browser_settings import BrowserSettings
-from northstar.mcp import program_tools, status_tools
+from northstar.mcp import explore_tools, program_tools, status_tools
+from northstar.mcp.explore_tools import ExploreSettings, ExploreTools
 from northstar.mcp.http_access import HttpAddress, StaticTokenVerifier
 from northstar.mcp.program_tools import ProgramSettings, ProgramTools
 from northstar.mcp.shared_browser import SharedBrowser
 
-__all__ = ["HTTP_PATH", "ServerOptions", "build_server", "serve_http", "serve_stdio"]
+__all__ = [
+    "HTTP_PATH",
+    "ServerOptions",
+    "build_server",
+    "serve_http",
+    "serve_stdio",
+    "shared_state",
+]
 
 HTTP_PATH = "/mcp"
 
@@ -36,7 +45,13 @@ INSTRUCTIONS = (
     "Northstar runs stored browser programs (recipes) and verifies every iteration. "
     "Programs first: list_programs, describe_program, then call_program when one fits; "
     "keep the run's credential to reconcile_run or resume_run a blocked run; "
-    "run_status reads any run."
+    "run_status reads any run. "
+    "Explore only when no program fits: open_session (keep its session_id and credential), "
+    "observe a tab, act on a [ref=...] of its latest observation or a target "
+    "(submit: true for anything that sends or saves: it is sent at most once), "
+    "check what should hold, close_session when done. "
+    "A loop signal on an answer is advice that you repeat yourself without progress: "
+    "change course; it blocked nothing and decides nothing."
 )
 
 
@@ -48,10 +63,31 @@ class ServerOptions:
     project: str = "default"
 
 
+@asynccontextmanager
+async def shared_state(options: ServerOptions) -> AsyncIterator[tuple[SharedBrowser, ExploreTools]]:
+    """The server's browser and the agent sessions on it; on every way out the sessions
+    close first (journaled), while the browser they live in is still there."""
+    browser = SharedBrowser(options.browser)
+    explore = ExploreTools(ExploreSettings(options.journal_path, options.project), browser)
+    try:
+        yield browser, explore
+    finally:
+        try:
+            await explore.aclose()
+        finally:
+            await browser.aclose()
+
+
 def build_server(
-    options: ServerOptions, browser: SharedBrowser, *, token: str | None = None, url: str = ""
+    options: ServerOptions,
+    browser: SharedBrowser,
+    explore: ExploreTools,
+    *,
+    token: str | None = None,
+    url: str = "",
 ) -> MCPServer[Any]:
-    """The server with every tool group registered; ``token`` puts it behind bearer auth."""
+    """The server with every tool group registered, programs first (an agent's host lists
+    tools in this order); ``token`` puts it behind bearer auth."""
     auth: dict[str, Any] = {}
     if token is not None:
         # The SDK wants an issuer; with no resource metadata route it is published nowhere.
@@ -63,9 +99,7 @@ def build_server(
     programs = ProgramSettings(options.folders, options.journal_path, options.project)
     program_tools.register_tools(server, ProgramTools(programs, browser))
     status_tools.register_tools(server, journal_path=options.journal_path)
-    # Agent tools: the exploration half (sessions, observe/act/check, loop signals) lives in
-    # northstar/agent/ and registers here with its own register_tools(server, browser, ...)
-    # once that package exists; programs stay first in the list.
+    explore_tools.register_tools(server, explore)
     return server
 
 
@@ -74,20 +108,16 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 async def serve_stdio(options: ServerOptions) -> None:
     """Serve one MCP host over stdin/stdout until it closes them, or SIGINT/SIGTERM."""
-    browser = SharedBrowser(options.browser)
-    try:
-        async with anyio.create_task_group() as tasks:
+    async with shared_state(options) as (browser, explore), anyio.create_task_group() as tasks:
 
-            async def stop_on_signal() -> None:
-                with anyio.open_signal_receiver(*STOP_SIGNALS) as received:
-                    async for _ in received:
-                        tasks.cancel_scope.cancel()
+        async def stop_on_signal() -> None:
+            with anyio.open_signal_receiver(*STOP_SIGNALS) as received:
+                async for _ in received:
+                    tasks.cancel_scope.cancel()
 
-            tasks.start_soon(stop_on_signal)
-            await build_server(options, browser).run_stdio_async()
-            tasks.cancel_scope.cancel()
-    finally:
-        await browser.aclose()
+        tasks.start_soon(stop_on_signal)
+        await build_server(options, browser, explore).run_stdio_async()
+        tasks.cancel_scope.cancel()
 
 
 @contextmanager
@@ -122,14 +152,13 @@ async def serve_http(
 
     sock = _listening_socket(address)
     bound = HttpAddress(address.host, sock.getsockname()[1])
-    browser = SharedBrowser(options.browser)
-    server = build_server(options, browser, token=token, url=bound.url())
-    app = server.streamable_http_app(host=bound.host)
-    config = uvicorn.Config(app, log_level="warning", lifespan="on")
-    announce(f"northstar mcp: listening on {bound.url(HTTP_PATH)}")
-    try:
-        with _quiet_after_uvicorn():
-            await uvicorn.Server(config).serve(sockets=[sock])
-    finally:
-        sock.close()
-        await browser.aclose()
+    async with shared_state(options) as (browser, explore):
+        server = build_server(options, browser, explore, token=token, url=bound.url())
+        app = server.streamable_http_app(host=bound.host)
+        config = uvicorn.Config(app, log_level="warning", lifespan="on")
+        announce(f"northstar mcp: listening on {bound.url(HTTP_PATH)}")
+        try:
+            with _quiet_after_uvicorn():
+                await uvicorn.Server(config).serve(sockets=[sock])
+        finally:
+            sock.close()

@@ -2,9 +2,11 @@
 
 A tool returns a ``CallToolResult`` itself, so the SDK passes it through unchanged: the
 answer's plain data is both the structured content and its compact JSON text (for hosts
-that only read text). An expected ``NorthstarError`` is a tool error (``isError``) whose
-text is exactly the line the CLI prints, ``error[CODE] where: message (fix: ...)``, with
-the same fields as structured content; never a traceback. Anything else is left to the
+that only read text). An answer that already is words for a model (an agent session's)
+is ``told``: that text as the content, its fields as structured content. An expected
+``NorthstarError`` is a tool error (``isError``) whose text is exactly the line the CLI
+prints, ``error[CODE] where: message (fix: ...)``, with the same fields as structured
+content; never a traceback. Anything else is left to the
 SDK, which answers a crash with a generic error and keeps its text on the server.
 """
 
@@ -18,7 +20,7 @@ from mcp.types import CallToolResult, TextContent
 
 from northstar.errors import NorthstarError
 
-__all__ = ["answer", "answered", "error_line", "refusal"]
+__all__ = ["answer", "answered", "error_line", "refusal", "told"]
 
 
 def error_line(error: NorthstarError) -> str:
@@ -28,6 +30,10 @@ def error_line(error: NorthstarError) -> str:
 
 def answer(data: dict[str, Any]) -> CallToolResult:
     text = json.dumps(data, separators=(",", ":"), default=str)
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
+
+
+def told(text: str, data: dict[str, Any]) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
 
 

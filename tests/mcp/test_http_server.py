@@ -22,7 +22,9 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from fixtures.site_server import FixtureSite
+from northstar.journal import Journal
 from tests.mcp.conftest import child_env, exercise_programs, server_command
+from tests.mcp.exploration import assert_closed_by_the_server, explore_with_sessions
 
 pytestmark = pytest.mark.browser
 
@@ -63,6 +65,7 @@ class HttpServer:
     token: str
     process: asyncio.subprocess.Process
     stderr: list[str]
+    journal: Path
 
 
 async def announced(process: asyncio.subprocess.Process) -> tuple[str, str, list[str]]:
@@ -91,7 +94,7 @@ async def http_server(tmp_path: Path) -> AsyncIterator[HttpServer]:
     )
     try:
         url, token, lines = await announced(process)
-        yield HttpServer(url, token, process, lines)
+        yield HttpServer(url, token, process, lines, tmp_path / "journal.db")
     finally:
         if process.returncode is None:
             process.send_signal(signal.SIGTERM)
@@ -141,3 +144,21 @@ async def test_programs_first_over_http(http_server: HttpServer, site: FixtureSi
     assert "Traceback" not in rest
     assert rest.count(http_server.token) == 0  # printed once, before listening; never again
     assert [pid for pid in browser_processes if alive(pid)] == []  # none outlives the server
+
+
+async def test_an_agent_explores_with_sessions_over_http(
+    http_server: HttpServer, site: FixtureSite
+) -> None:
+    auth = {"Authorization": f"Bearer {http_server.token}"}
+    async with httpx2.AsyncClient(headers=auth, timeout=120) as http:
+        transport = streamable_http_client(http_server.url, http_client=http)
+        async with Client(transport) as client:
+            explored = await explore_with_sessions(client, site)
+
+    # The client is gone, its sessions are not: they close when the server stops.
+    with Journal.open(http_server.journal) as journal:
+        assert journal.run_record(explored.left_open).status == "running"
+    http_server.process.send_signal(signal.SIGTERM)
+    assert await asyncio.wait_for(http_server.process.wait(), timeout=30) == 0
+    assert_closed_by_the_server(http_server.journal, explored)
+    assert site.submission_count() == 1

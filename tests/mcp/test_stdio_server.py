@@ -15,6 +15,7 @@ from mcp.client.stdio import StdioServerParameters
 from fixtures.site_server import FixtureSite
 from northstar import readers
 from tests.mcp.conftest import child_env, data, exercise_programs, refused, server_command
+from tests.mcp.exploration import assert_closed_by_the_server, explore_with_sessions
 
 pytestmark = pytest.mark.browser
 
@@ -70,3 +71,14 @@ async def test_expected_errors_are_the_cli_line(site: FixtureSite, tmp_path: Pat
         listed = data(await client.call_tool("list_programs", {}))
     assert site.submission_count() == 0  # none of these reached the site
     assert "contact-form" in {p["name"] for p in listed["programs"]}
+
+
+async def test_an_agent_explores_with_sessions_over_stdio(
+    site: FixtureSite, tmp_path: Path
+) -> None:
+    async with Client(stdio_server(tmp_path)) as client:
+        explored = await explore_with_sessions(client, site)
+
+    # The host closed stdin: the server closed the two sessions left open, and journaled them.
+    assert_closed_by_the_server(tmp_path / "journal.db", explored)
+    assert site.submission_count() == 1

@@ -1,0 +1,200 @@
+"""Explore when no program fits: the agent sessions (``northstar.agent``) as MCP tools.
+
+``open_session``, ``observe``, ``act``, ``check`` and ``close_session`` are one call each of
+``northstar.agent.AgentHost``, on the server's one browser (``SharedBrowser``) and its
+journal, so a session has the origins, credentials, at-most-once submissions and loop
+signals of the Python API, checked in one place. An answer's ``text`` (what a model reads)
+is the tool's content and its fields are the structured content; an expected error is
+the CLI's coded line (``tool_results.refusal``).
+
+The ``AgentHost`` (and the journal connection it writes through) is made by the first
+``open_session``, so nothing is launched or created before a session is asked for; a call
+on a session before that is refused like one on any unknown session. ``aclose``, at
+server shutdown, closes the sessions still open: each run ends ``stopped``, or
+``blocked`` if a submission's outcome is unknown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mcp.server.mcpserver import MCPServer
+from mcp.types import CallToolResult, ToolAnnotations
+
+from northstar.agent import AgentHost, AgentSettings, SessionOpened
+from northstar.agent.tabs import bind_session_tabs
+from northstar.errors import CredentialsInvalid, NorthstarError
+from northstar.journal import Journal
+from northstar.mcp.shared_browser import SharedBrowser
+from northstar.mcp.tool_results import refusal, told
+
+__all__ = ["ExploreSettings", "ExploreTools", "opened_text", "register_tools"]
+
+
+@dataclass(frozen=True)
+class ExploreSettings:
+    journal_path: Path
+    project: str = "default"
+    agent: AgentSettings = field(default_factory=AgentSettings)
+
+
+def opened_text(opened: SessionOpened) -> str:
+    """The agent API keeps the credential out of ``text``; over MCP the text may be all a
+    model reads, and without the credential it could not make another call."""
+    return (
+        f"{opened.text}\ncredential: {opened.credential} "
+        "(present it with session_id on every call; it is shown only here)"
+    )
+
+
+class ExploreTools:
+    """The sessions' ``AgentHost``, made on the first ``open_session``, closed by ``aclose``."""
+
+    def __init__(self, settings: ExploreSettings, browser: SharedBrowser) -> None:
+        self.settings = settings
+        self.browser = browser
+        self._stack = AsyncExitStack()
+        self._agents: AgentHost | None = None
+        self._lock = asyncio.Lock()  # two first open_session calls make one AgentHost
+
+    async def opening(self) -> AgentHost:
+        """The host for a new session: the browser and the journal are opened on first use."""
+        async with self._lock:
+            if self._agents is None:
+                host = await self.browser.host()
+                journal = self._stack.enter_context(Journal.open(self.settings.journal_path))
+                agents = AgentHost(
+                    host, journal, settings=self.settings.agent, project=self.settings.project
+                )
+                self._agents = await self._stack.enter_async_context(agents)
+            return self._agents
+
+    def running(self, session_id: str) -> AgentHost:
+        """The host of open sessions; before any was opened, the session is unknown."""
+        if self._agents is None:
+            raise CredentialsInvalid(
+                f"no open agent session {session_id!r} with that credential",
+                fix="Open a session with open_session and present the id and credential "
+                "it returned.",
+            )
+        return self._agents
+
+    async def aclose(self) -> None:
+        """Close every open session (journaled), then the journal; the browser is not ours."""
+        async with self._lock:
+            self._agents = None
+            await self._stack.aclose()
+
+
+async def _replied(work: Awaitable[CallToolResult]) -> CallToolResult:
+    try:
+        return await work
+    except NorthstarError as exc:
+        return refusal(exc)
+
+
+def register_tools(server: MCPServer[Any], explore: ExploreTools) -> None:
+    """open_session, observe, act, check, close_session."""
+
+    async def open_session(tabs: dict[str, Any]) -> CallToolResult:
+        """Explore only when no program fits. Opens a browser context of its own:
+        tabs = {"role": {"start": "http://host/path", "origins": ["http://host"]}}
+        (origins default to the start URL's; leaving them is ORIGIN_BLOCKED). Answers
+        session_id and credential: keep both, every other call needs them."""
+
+        async def work() -> CallToolResult:
+            bind_session_tabs(tabs)  # a wrong one is refused before a browser is launched
+            opened = await (await explore.opening()).open_session(tabs)
+            return told(opened_text(opened), opened.model_dump(mode="json"))
+
+        return await _replied(work())
+
+    async def observe(
+        session_id: str, credential: str, tab: str, full: bool = False
+    ) -> CallToolResult:
+        """A tab's page as text with element references [ref=eN]: the whole page the first
+        time, on a new URL or with full=true; otherwise only what changed since the tab's
+        last observation (~ changed, + added, - removed)."""
+
+        async def work() -> CallToolResult:
+            agents = explore.running(session_id)
+            seen = await agents.observe(session_id, credential, tab, full=full)
+            return told(seen.text, seen.model_dump(mode="json"))
+
+        return await _replied(work())
+
+    async def act(
+        session_id: str,
+        credential: str,
+        tab: str,
+        action: str,
+        ref: str | None = None,
+        target: dict[str, Any] | None = None,
+        value: str | list[str] | None = None,
+        submit: bool = False,
+        key: str | None = None,
+        timeout_ms: int | None = None,
+    ) -> CallToolResult:
+        """One action, then what changed on the tab. action: click, fill, select, check,
+        uncheck, hover, press, upload or goto. On a ref of the tab's latest observation
+        (an older one is STALE_REFERENCE) or a target ({"role": "button", "name": "Send"},
+        {"label": ...}, {"text": ...}). value: the text, option(s), key, file(s) or URL.
+        submit=true for anything that sends or saves: journaled first and sent at most
+        once; the same call again (or the same key) answers the first result."""
+
+        async def work() -> CallToolResult:
+            agents = explore.running(session_id)
+            did = await agents.act(
+                session_id,
+                credential,
+                tab,
+                action,
+                ref=ref,
+                target=target,
+                value=value,
+                submit=submit,
+                key=key,
+                timeout_ms=timeout_ms,
+            )
+            return told(did.text, did.model_dump(mode="json"))
+
+        return await _replied(work())
+
+    async def check(
+        session_id: str,
+        credential: str,
+        tab: str,
+        check: dict[str, Any],
+        timeout_ms: int | None = None,
+    ) -> CallToolResult:
+        """Wait for a recipe check on the tab and say whether it held; changes nothing.
+        check: {"visible": {"role": "heading", "name": "Thanks"}}, {"url": "**/done*"},
+        {"title": {"contains": "Saved"}}, {"hidden": {"text": "Loading"}} ..."""
+
+        async def work() -> CallToolResult:
+            agents = explore.running(session_id)
+            held = await agents.check(session_id, credential, tab, check, timeout_ms=timeout_ms)
+            return told(held.text, held.model_dump(mode="json"))
+
+        return await _replied(work())
+
+    async def close_session(session_id: str, credential: str) -> CallToolResult:
+        """Close the session's browser context. Its run ends stopped, or blocked when a
+        submission's outcome is unknown."""
+
+        async def work() -> CallToolResult:
+            closed = await explore.running(session_id).close_session(session_id, credential)
+            return told(closed.text, closed.model_dump(mode="json"))
+
+        return await _replied(work())
+
+    server.add_tool(open_session, annotations=ToolAnnotations(destructive_hint=False))
+    server.add_tool(observe, annotations=ToolAnnotations(read_only_hint=True))
+    server.add_tool(act, annotations=ToolAnnotations(destructive_hint=True))
+    server.add_tool(check, annotations=ToolAnnotations(read_only_hint=True))
+    server.add_tool(close_session, annotations=ToolAnnotations(destructive_hint=False))
