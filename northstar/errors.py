@@ -16,7 +16,8 @@ The CLI prints ``code``, message and fix on one line each and never a traceback.
     │   ├── DefinitionChanged             DEFINITION_CHANGED
     │   ├── FileChanged                   FILE_CHANGED
     │   ├── ProfileMismatch               PROFILE_MISMATCH
-    │   └── CredentialsInvalid            CREDENTIALS_INVALID
+    │   ├── CredentialsInvalid            CREDENTIALS_INVALID
+    │   └── FixOutdated                   FIX_OUTDATED
     ├── BrowserError                      the browser could not do what a step asked
     │   ├── BrowserNotFound               BROWSER_NOT_FOUND
     │   ├── OriginBlocked                 ORIGIN_BLOCKED
@@ -55,6 +56,7 @@ __all__ = [
     "DefinitionChanged",
     "ExpectationFailed",
     "FileChanged",
+    "FixOutdated",
     "IdempotencyConflict",
     "InputError",
     "JournalError",
@@ -182,6 +184,13 @@ class ProfileMismatch(BindingError):
 class CredentialsInvalid(BindingError):
     code = "CREDENTIALS_INVALID"
     default_fix = "Present the credential printed when the run started (NORTHSTAR_RUN_CREDENTIAL)."
+
+
+class FixOutdated(BindingError):
+    """A proposed fix was made against other content than the recipe file has now."""
+
+    code = "FIX_OUTDATED"
+    default_fix = "Ask for a new proposal against the file as it is (propose_fix), then review it."
 
 
 class BrowserError(NorthstarError):

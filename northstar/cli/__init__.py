@@ -38,6 +38,7 @@ _COMMANDS = {
     "reconcile": "northstar.cli.recovery_commands:reconcile",
     "resume": "northstar.cli.recovery_commands:resume",
     "mcp": "northstar.cli.mcp_commands:mcp",
+    "review": "northstar.cli.review_commands:review",
 }
 
 

@@ -12,6 +12,7 @@ from northstar import readers
 from northstar.cli._options import journal_option
 from northstar.cli._output import expected_errors
 from northstar.journal.paths import resolve_journal_path
+from northstar.readers.diagnoses import read_diagnoses, render_diagnoses
 
 __all__ = ["runs", "show", "watch"]
 
@@ -37,11 +38,16 @@ def runs(journal: str | None, limit: int, as_json: bool) -> None:
 def show(run_id: str, journal: str | None, as_json: bool) -> None:
     """Show a run: iterations, steps, evidence, outputs and reasons."""
     with expected_errors():
-        detail = readers.get_run(resolve_journal_path(journal), run_id)
+        path = resolve_journal_path(journal)
+        detail = readers.get_run(path, run_id)
+        diagnoses = read_diagnoses(path, run_id)
         if as_json:
-            click.echo(json.dumps(detail.to_dict(), indent=2, default=str))
+            out = detail.to_dict() | {"diagnoses": [d.to_dict() for d in diagnoses]}
+            click.echo(json.dumps(out, indent=2, default=str))
         else:
             click.echo(readers.render_run(detail))
+            if diagnoses:
+                click.echo(render_diagnoses(diagnoses))
 
 
 @click.command()

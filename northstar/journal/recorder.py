@@ -9,9 +9,10 @@ re-dispatch after a power loss must find it.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
-from northstar.journal import _steps
+from northstar.journal import _diagnoses, _steps
 from northstar.journal._db import JournalDb
 from northstar.journal.schema import StepEvent
 from northstar.plan.model import BoundStep, Plan
@@ -26,6 +27,7 @@ class JournalRecorder:
     def __init__(self, db: JournalDb, run_id: str) -> None:
         self._db = db
         self.run_id = run_id
+        self._baselined: set[str] = set()  # steps whose baseline this run already has
 
     def step_started(self, plan: Plan, step: BoundStep) -> None:
         with self._db.transaction("record a step start", **self._where(plan, step.id)):
@@ -60,6 +62,28 @@ class JournalRecorder:
     def step_finished(self, plan: Plan, result: StepResult) -> None:
         with self._db.transaction("record a step result", **self._where(plan, result.step_id)):
             _steps.finish_step(self._db, self.run_id, plan.iteration, result, plan.secrets)
+
+    # When a recipe breaks (northstar.run.diagnosis): baselines and diagnoses.
+
+    def baseline_wanted(self, plan: Plan, step: BoundStep) -> bool:
+        """Whether this run still lacks a baseline of ``step`` (one per recipe step per run)."""
+        if step.id not in self._baselined and _diagnoses.has_baseline(
+            self._db, self.run_id, step.id
+        ):
+            self._baselined.add(step.id)
+        return step.id not in self._baselined
+
+    def record_baseline(self, plan: Plan, step: BoundStep, observation: Mapping[str, Any]) -> None:
+        where = (plan.iteration, step.id, step.tab)
+        _diagnoses.insert_baseline(self._db, self.run_id, where, observation, plan.secrets)
+        self._baselined.add(step.id)
+
+    def last_baseline(self, plan: Plan, step_id: str) -> dict[str, Any] | None:
+        """The newest baseline of ``step_id`` from a run of the same recipe file."""
+        return _diagnoses.latest_baseline(self._db, self.run_id, step_id)
+
+    def record_diagnosis(self, plan: Plan, diagnosis: Mapping[str, Any]) -> None:
+        _diagnoses.insert_diagnosis(self._db, self.run_id, plan.iteration, diagnosis, plan.secrets)
 
     def _where(self, plan: Plan, step_id: str) -> dict[str, Any]:
         return {"run_id": self.run_id, "iteration": plan.iteration, "step": step_id}

@@ -196,7 +196,51 @@ _V3 = (
     "UPDATE submissions SET sent_at = updated_at",
 )
 
-MIGRATIONS: tuple[Migration, ...] = (_statements(*_V1), _statements(*_V2), _statements(*_V3))
+# v4: when a recipe breaks. A compact observation of a step's tab taken before its action,
+# once per recipe step per run when it passes (the baseline a later failure is compared
+# with); the diagnosis of a step that failed on its target or an expectation; and fixes
+# an agent proposed for a person to review (the diff, and the text it leads to).
+_V4 = (
+    """CREATE TABLE step_baselines (
+        run_id TEXT NOT NULL REFERENCES runs (run_id),
+        step_id TEXT NOT NULL,
+        iteration INTEGER NOT NULL,
+        tab TEXT NOT NULL,
+        observation_json TEXT NOT NULL,
+        at TEXT NOT NULL,
+        PRIMARY KEY (run_id, step_id)
+    )""",
+    """CREATE TABLE diagnoses (
+        id INTEGER PRIMARY KEY,
+        run_id TEXT NOT NULL REFERENCES runs (run_id),
+        iteration INTEGER NOT NULL,
+        step_id TEXT NOT NULL,
+        code TEXT NOT NULL,
+        at TEXT NOT NULL,
+        diagnosis_json TEXT NOT NULL
+    )""",
+    "CREATE INDEX diagnoses_by_run ON diagnoses (run_id, id)",
+    """CREATE TABLE fix_proposals (
+        id INTEGER PRIMARY KEY,
+        run_id TEXT NOT NULL REFERENCES runs (run_id),
+        recipe_path TEXT NOT NULL,
+        base_sha256 TEXT NOT NULL,
+        diff TEXT NOT NULL,
+        proposed_text TEXT NOT NULL,
+        lines_added INTEGER NOT NULL,
+        lines_removed INTEGER NOT NULL,
+        created_at TEXT NOT NULL,
+        applied_at TEXT,
+        applied_hash TEXT
+    )""",
+)
+
+MIGRATIONS: tuple[Migration, ...] = (
+    _statements(*_V1),
+    _statements(*_V2),
+    _statements(*_V3),
+    _statements(*_V4),
+)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

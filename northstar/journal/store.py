@@ -25,8 +25,9 @@ from types import TracebackType
 from typing import Any, Self
 
 from northstar.errors import CredentialsInvalid, JournalError, OutputSaveFailed, RunNotFound
-from northstar.journal import _steps
+from northstar.journal import _diagnoses, _steps
 from northstar.journal._db import Clock, JournalDb, sqlite_errors, utc_now, worker_identity
+from northstar.journal._diagnoses import FixProposal
 from northstar.journal.paths import resolve_journal_path
 from northstar.journal.recorder import JournalRecorder
 from northstar.journal.schema import RunStatus, SubmissionState
@@ -294,6 +295,18 @@ class Journal:
                 run_id=run_id,
                 iteration=number,
             ) from exc
+
+    # Fix proposals (see northstar.journal.fixes)
+
+    def add_fix_proposal(self, proposal: FixProposal, *, added: int, removed: int) -> int:
+        """Store a proposal for a person to review; its id."""
+        return _diagnoses.insert_proposal(self._db, proposal, added, removed)
+
+    def fix_proposal(self, proposal_id: int) -> FixProposal | None:
+        return _diagnoses.proposal(self._db, proposal_id)
+
+    def mark_fix_applied(self, proposal_id: int, definition_hash: str) -> None:
+        _diagnoses.mark_applied(self._db, proposal_id, definition_hash)
 
     # Steps and submissions
 

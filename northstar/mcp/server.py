@@ -24,7 +24,7 @@ from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
 
 from northstar.browser_settings import BrowserSettings
-from northstar.mcp import explore_tools, program_tools, status_tools
+from northstar.mcp import diagnosis_tools, explore_tools, fix_tools, program_tools, status_tools
 from northstar.mcp.explore_tools import ExploreSettings, ExploreTools
 from northstar.mcp.http_access import HttpAddress, StaticTokenVerifier
 from northstar.mcp.program_tools import ProgramSettings, ProgramTools
@@ -46,6 +46,8 @@ INSTRUCTIONS = (
     "Programs first: list_programs, describe_program, then call_program when one fits; "
     "keep the run's credential to reconcile_run or resume_run a blocked run; "
     "run_status reads any run. "
+    "When a stored program breaks (a target missing or ambiguous, an expectation failed): "
+    "diagnose_run, then propose_fix with the repaired recipe; a person applies it. "
     "Explore only when no program fits: open_session (keep its session_id and credential), "
     "observe a tab, act on a [ref=...] of its latest observation or a target "
     "(submit: true for anything that sends or saves: it is sent at most once), "
@@ -99,6 +101,8 @@ def build_server(
     programs = ProgramSettings(options.folders, options.journal_path, options.project)
     program_tools.register_tools(server, ProgramTools(programs, browser))
     status_tools.register_tools(server, journal_path=options.journal_path)
+    diagnosis_tools.register_tools(server, journal_path=options.journal_path)
+    fix_tools.register_tools(server, journal_path=options.journal_path)
     explore_tools.register_tools(server, explore)
     return server
 

@@ -6,6 +6,7 @@ Owns:
 - ``fingerprints``: when two observations show the same state, two actions the same act.
 - ``behavior``: ``BehaviorMonitor``, an advisory ``LoopSignal`` on repetition or stagnation.
 - ``screen_change``: what appeared, disappeared and changed between two observations.
+- ``rendering``: an observation, or a screen change, as compact text for a model.
 
 Pure decisions over plain data: no I/O, no browser. May import ``northstar.recipe``,
 ``northstar.errors`` and ``northstar.redaction``. Feeding a run's steps to the monitor is

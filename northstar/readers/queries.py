@@ -31,7 +31,7 @@ from northstar.readers.views import IterationView, RunDetail, RunEvent, RunSumma
 
 __all__ = ["READ_SCHEMA_VERSION", "get_run", "list_runs"]
 
-READ_SCHEMA_VERSION = 3
+READ_SCHEMA_VERSION = 4
 _APPLICATION_ID = 0x4E535452  # "NSTR", set by the writer's first migration
 _BUSY_TIMEOUT_S = 10.0
 _UNFINISHED_STEP = frozenset({"started", "in_flight", "dispatched"})

@@ -22,6 +22,7 @@ from northstar.errors import ExpectationFailed, NorthstarError, OutcomeUnknown, 
 from northstar.plan.model import BoundStep, Plan
 from northstar.recipe.model import Check, FieldValueCheck
 from northstar.results import Evidence, IterationResult, IterationState, StepResult, StepStatus
+from northstar.run.diagnosis import DiagnosisRecorder, StepDiagnosis
 from northstar.run.failpoints import Failpoint, no_failpoint
 from northstar.run.hooks import IterationHooks, NoHooks
 from northstar.run.retry import retrying
@@ -141,6 +142,10 @@ class ProgramRunner:
         self._failpoint = failpoint
         self._host = host
         self._recorder = recorder or NullRecorder()
+        # A recorder that keeps diagnoses (the journal's) gets one when a recipe breaks.
+        self._diagnosis = (
+            StepDiagnosis(self._recorder) if isinstance(self._recorder, DiagnosisRecorder) else None
+        )
         self._monotonic = monotonic
         self._should_stop = should_stop
         self._on_failure = on_failure
@@ -165,6 +170,9 @@ class ProgramRunner:
                 try:
                     outputs = await self._run_all(session, plan, results, dispatches)
                 except _StepFailed as failing:
+                    if self._diagnosis is not None:
+                        step_id = failing.result.step_id
+                        await self._diagnosis.at_failure(session, plan, step_id, failing.error)
                     await self._capture_failure(session, plan)
                     await self._hooks.at_failure(session, plan, failing.result)
                     raise
@@ -256,6 +264,8 @@ class ProgramRunner:
         dispatches.any = dispatches.any or attempt.dispatched
         result = self._step_result(step, StepStatus.PASSED, started, attempt)
         self._recorder.step_finished(plan, result)
+        if self._diagnosis is not None:
+            self._diagnosis.step_passed(plan, step)
         if self._monitor is not None:
             await self._monitor.after_step(session, step, executed=True)
         await self._hooks.after_step(session, plan, step, result)
@@ -289,6 +299,8 @@ class ProgramRunner:
             await self._monitor.before_action(session, step)
         if attempt.count == 1:
             await self._hooks.before_step(session, plan, step)
+            if self._diagnosis is not None:
+                await self._diagnosis.before_step(session, plan, step)
         if step.is_passive:
             attempt.evidence.extend(await self._passive(session, step, extracted))
         else:

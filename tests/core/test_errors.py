@@ -28,6 +28,7 @@ STABLE_CODES = {
     "DefinitionChanged": "DEFINITION_CHANGED",
     "ExpectationFailed": "EXPECTATION_FAILED",
     "FileChanged": "FILE_CHANGED",
+    "FixOutdated": "FIX_OUTDATED",
     "IdempotencyConflict": "IDEMPOTENCY_CONFLICT",
     "InputError": "INPUT_INVALID",
     "JournalError": "JOURNAL_ERROR",

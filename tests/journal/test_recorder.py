@@ -18,6 +18,7 @@ from northstar.errors import (
     OutcomeUnknown,
 )
 from northstar.journal import Journal, StepEvent, SubmissionState
+from northstar.monitor.observation import Observation
 from northstar.plan.model import BoundStep, BoundTab, Plan
 from northstar.recipe.model import Check
 from northstar.results import Evidence, IterationState, StepResult, StepStatus
@@ -54,6 +55,9 @@ class FakeSession:
 
     async def read(self, reading: Reading, *, timeout_ms: int) -> str:
         return "value"
+
+    async def observe(self, tab: str) -> Observation:
+        return Observation(tab=tab, url=f"fake://{tab}", snapshot_id="s1")
 
     async def screenshot(self, tab: str) -> bytes | None:
         return None

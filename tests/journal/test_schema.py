@@ -14,6 +14,7 @@ from northstar.journal.schema import MIGRATIONS, migrate, schema_version
 from .helpers import create_run
 
 TABLES = {"runs", "iterations", "steps", "step_events", "outputs", "submissions", "events"}
+TABLES |= {"step_baselines", "diagnoses", "fix_proposals"}  # v4: when a recipe breaks
 
 
 def tables(path: Path) -> set[str]:
@@ -161,3 +162,27 @@ def test_a_failing_migration_leaves_the_last_good_version(tmp_path: Path) -> Non
     assert schema_version(conn) == 1
     assert "notes" not in {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
     conn.close()
+
+
+def test_a_v3_journal_opens_gains_the_diagnosis_tables_and_keeps_its_runs(tmp_path: Path) -> None:
+    """A journal written before diagnoses existed: the writer migrates it, readers read it."""
+    from northstar import readers
+    from northstar.readers.diagnoses import list_proposals, read_diagnoses
+
+    path = tmp_path / "v3.db"
+    conn = sqlite3.connect(path, isolation_level=None)
+    migrate(conn, migrations=MIGRATIONS[:3])
+    conn.execute(
+        "INSERT INTO runs (run_id, recipe_path, recipe_name, definition_hash, project, "
+        "profile, params_fingerprint, credential_hash, total_iterations, status, "
+        "started_at) VALUES ('r-1', 'p', 'n', 'd', 'p', 'p', 'f', 'h', 1, 'failed', 't')"
+    )
+    conn.close()
+    assert user_version(path) == 3
+
+    Journal.open(path).close()
+    assert user_version(path) == SCHEMA_VERSION == 4
+    assert tables(path) == TABLES
+    assert readers.get_run(path, "r-1").summary.status == "failed"
+    assert read_diagnoses(path, "r-1") == ()
+    assert list_proposals(path) == []

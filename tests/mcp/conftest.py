@@ -32,6 +32,8 @@ TOOLS = {
     "run_status",
     "reconcile_run",
     "resume_run",
+    "diagnose_run",
+    "propose_fix",
 }
 
 

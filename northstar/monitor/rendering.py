@@ -1,0 +1,116 @@
+"""Compact text of an observation for a model: the whole page, or what changed.
+
+Used by the agent sessions (``northstar.agent``) and by a failing run's diagnosis
+(``northstar.run.diagnosis``), so both show a page the same way.
+
+The whole page is one line per meaningful node, indented by its depth, in the form
+playwright-mcp made familiar: ``- button "Menu" [expanded] [ref=e12]: value``. Nodes that
+only group others (an unnamed ``generic``) are left out; their children move up.
+
+What changed is ``northstar.monitor.screen_change`` in the same form, one line per item
+(``+`` added, ``-`` removed, ``~`` changed), with the current reference of each added or
+changed element so the agent can act on it without asking for the whole page. Removed
+items have no reference: there is nothing left to act on.
+
+Secrets never reach this module: observations are redacted when they are captured.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict, deque
+from collections.abc import Iterator
+
+from northstar.monitor.observation import Node, Observation, node_label
+from northstar.monitor.screen_change import NodeView, ScreenChange, ScreenChangeItem
+
+__all__ = ["render_changes", "render_page"]
+
+_VALUE_LIMIT = 200
+
+
+def _value(text: str | None) -> str:
+    if not text:
+        return ""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= _VALUE_LIMIT else flat[: _VALUE_LIMIT - 1] + "…"
+
+
+def _node_line(node: Node) -> str:
+    if node.role == "text":
+        return f"text: {_value(node.name)}"
+    words = [node_label(node.role, node.name)]
+    words += [f"[{state}]" for state in node.states.labels(include_focus=False)]
+    if node.ref is not None:
+        words.append(f"[ref={node.ref}]")
+    value = _value(node.value)
+    return " ".join(words) + (f": {value}" if value else "")
+
+
+def _header(observation: Observation) -> str:
+    title = f"{observation.title} " if observation.title else ""
+    return f'tab "{observation.tab}": {title}<{observation.url}>'
+
+
+def render_page(observation: Observation, *, max_lines: int = 600) -> str:
+    """The whole page, one node per line, at most ``max_lines`` of them."""
+    lines = [_header(observation)]
+    shown = [n for n in observation.nodes if not n.structural]
+    for node in shown[:max_lines]:
+        indent = "  " * max(len(node.path) - 1, 0)
+        lines.append(f"{indent}- {_node_line(node)}")
+    if len(shown) > max_lines:
+        lines.append(f"(and {len(shown) - max_lines} more lines: the page is long)")
+    return "\n".join(lines)
+
+
+def _refs_by_place(
+    observation: Observation,
+) -> dict[tuple[tuple[str, ...], str | None], deque[str]]:
+    """Each element's reference by its path (and text, when unnamed), in page order."""
+    places: dict[tuple[tuple[str, ...], str | None], deque[str]] = defaultdict(deque)
+    for node in observation.nodes:
+        if node.ref is not None and not node.structural:
+            places[(node.path, None if node.name else node.value)].append(node.ref)
+    return places
+
+
+def _view(view: NodeView | None) -> str:
+    if view is None:
+        return ""
+    states = " ".join(f"[{s}]" for s in view.states)
+    value = _value(view.value)
+    return " ".join(part for part in (states, f'"{value}"' if value else "") if part) or "-"
+
+
+def _item_line(item: ScreenChangeItem, ref: str | None) -> str:
+    label = node_label(item.role, item.name)
+    reference = f" [ref={ref}]" if ref else ""
+    if item.change == "changed":
+        return f"~ {label}{reference}: {_view(item.after)} (was {_view(item.before)})"
+    view = item.after if item.change == "added" else item.before
+    shown = _view(view)
+    sign = "+" if item.change == "added" else "-"
+    return f"{sign} {label}{reference}" + (f": {shown}" if shown not in ("", "-") else "")
+
+
+def _item_lines(change: ScreenChange, after: Observation) -> Iterator[str]:
+    places = _refs_by_place(after)
+    for item in (*change.changed, *change.added, *change.removed):
+        refs = places.get((item.path, None if item.name else (item.after or NodeView()).value))
+        ref = refs.popleft() if refs and item.change != "removed" else None
+        yield _item_line(item, ref)
+
+
+def render_changes(
+    change: ScreenChange, after: Observation, *, since: str = "the last observation"
+) -> str:
+    """What changed on the tab ``since`` a previous observation, with current references."""
+    counts = f"{len(change.changed)} changed, {len(change.added)} added"
+    counts += f", {len(change.removed)} removed"
+    if change.is_empty:
+        return f"{_header(after)}\nno change since {since}"
+    lines = [f"{_header(after)}\nchanges since {since} ({counts}):"]
+    lines += _item_lines(change, after)
+    if change.left_off:
+        lines.append(f"(and {change.left_off} more: observe with full=true for the whole page)")
+    return "\n".join(lines)
