@@ -20,6 +20,7 @@ import click
 from northstar._early_start import early_start
 from northstar.cli._output import EXIT_CODES
 from northstar.logs import configure_logging
+from northstar.run.stop_requests import catch_stop_signals_for
 
 __all__ = ["EXIT_CODES", "cli", "main"]
 
@@ -68,5 +69,6 @@ def cli(log_json: bool, verbose: bool) -> None:
 def main(argv: Sequence[str] | None = None) -> None:
     """Console-script entry point."""
     args = list(argv) if argv is not None else sys.argv[1:]
-    with early_start(args):  # `run` boots Playwright's driver while it imports and checks
+    # `run` boots Playwright's driver while it imports and checks; Ctrl-C asks for a stop.
+    with catch_stop_signals_for(args), early_start(args):
         cli.main(args=args, prog_name="northstar")
