@@ -14,22 +14,28 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from fixtures.site_server import FixtureSite
 from northstar import readers
+from northstar.cli._inputs import build_request
+from northstar.composition import resolve_credential
 from northstar.journal import Journal, SubmissionState
+from northstar.run.recovery import resume_run
 from tests.run.test_never_twice import RECIPE, titles
 
 pytestmark = pytest.mark.browser
 
 ENTRY = "from northstar.__main__ import main; main()"
 COUNT = 20
+WATCHDOG_S = 240  # a worker that hangs is killed, so its test fails instead of hanging
 # The submissions the journal knows were sent: every one of them reached the server.
 SENT = {SubmissionState.VERIFIED, SubmissionState.DISPATCHED, SubmissionState.UNKNOWN}
 
@@ -46,6 +52,7 @@ class Worker:
     """A ``northstar`` process in a session (and process group) of its own."""
 
     proc: subprocess.Popen[str]
+    watchdog: threading.Timer
     seen: list[str] = field(default_factory=list)
 
     @classmethod
@@ -64,7 +71,10 @@ class Worker:
             stderr=subprocess.PIPE,
             start_new_session=True,
         )
-        return cls(proc)
+        watchdog = threading.Timer(WATCHDOG_S, proc.kill)
+        watchdog.daemon = True
+        watchdog.start()
+        return cls(proc, watchdog)
 
     def lines(self) -> Iterator[str]:
         assert self.proc.stderr is not None
@@ -93,7 +103,10 @@ class Worker:
 
     def finish(self, timeout: float = 60) -> tuple[int, str]:
         """Exit code and everything printed on stderr."""
-        _, rest = self.proc.communicate(timeout=timeout)
+        try:
+            _, rest = self.proc.communicate(timeout=timeout)
+        finally:
+            self.watchdog.cancel()
         return self.proc.returncode, "".join(self.seen) + rest
 
 
@@ -228,3 +241,80 @@ def test_ctrl_c_inside_a_submission_step_lets_it_finish(
     assert journal_sent(tmp_path / "journal.db", run_id) == sum(titles(site, prefix).values())
     settle_and_resume(run_id, prefix, tmp_path, code)
     assert_each_title_once(site, prefix)
+
+
+async def test_ctrl_c_during_the_interval_ends_the_wait_at_once(
+    recipe: Path, site: FixtureSite, tmp_path: Path, host: Any
+) -> None:
+    worker = Worker.start(run_args(recipe, "pace", site, "--interval", "600"), tmp_path)
+    run_id = worker.run_id()
+    worker.wait_for(f"iteration 1/{COUNT}: verified")  # now waiting ten minutes
+    worker.ctrl_c()
+    code, stderr = worker.finish(timeout=60)  # far less than the interval
+    assert_stopped_cleanly(code, stderr)
+    detail = readers.get_run(tmp_path / "journal.db", run_id)
+    assert [i.state for i in detail.iterations] == ["verified"]
+    assert journal_sent(tmp_path / "journal.db", run_id) == sum(titles(site, "pace").values()) == 1
+    # `northstar resume` keeps the run's ten-minute interval; resume it here without one.
+    again = build_request(
+        {
+            "recipe": str(recipe),
+            "params": ("prefix=pace",),
+            "repeat": COUNT,
+            "base_url": site.base_url,
+        }
+    )
+    with Journal.open(tmp_path / "journal.db") as journal:
+        credential = resolve_credential(journal, run_id, None)
+        outcome = await resume_run(run_id, credential, again, host=host, journal=journal)
+    assert outcome.status == "verified"
+    assert_each_title_once(site, "pace")
+
+
+# The `--step` pause is injected (a person who never presses Resume) and the browser kept
+# headless: the command itself is unchanged.
+AWAY_ENTRY = """
+import asyncio, dataclasses, os, sys
+import browser_adapters.run_hooks as run_hooks
+import northstar.cli.run_commands as run_commands
+
+AWAY = os.environ["TEST_AWAY_AT"]
+
+async def person(page, point):
+    if f"{point.iteration} {point.step_id}" == AWAY:
+        sys.stderr.write(f"paused {AWAY}\\n")
+        sys.stderr.flush()
+        await asyncio.Event().wait()
+
+run_hooks.inspector_pause = person
+chosen = run_commands.browser_settings
+run_commands.browser_settings = lambda o: dataclasses.replace(chosen(o), headless=True)
+from northstar.__main__ import main
+main()
+"""
+
+
+def test_ctrl_c_during_a_step_pause_ends_it_and_the_step_never_acts(
+    recipe: Path, site: FixtureSite, tmp_path: Path
+) -> None:
+    worker = Worker.start(
+        run_args(recipe, "paused", site, "--step"),
+        tmp_path,
+        env={"TEST_AWAY_AT": "3 publish"},
+        entry=AWAY_ENTRY,
+    )
+    run_id = worker.run_id()
+    worker.wait_for("paused 3 publish")
+    worker.ctrl_c()
+    code, stderr = worker.finish()
+    assert_stopped_cleanly(code, stderr)
+    detail = readers.get_run(tmp_path / "journal.db", run_id)
+    assert [i.state for i in detail.iterations] == ["verified", "verified", "stopped"]
+    assert [(s.step_id, s.status) for s in detail.iterations[2].steps] == [
+        ("title", "passed"),
+        ("publish", "skipped"),
+    ]
+    sent = sum(titles(site, "paused").values())
+    assert journal_sent(tmp_path / "journal.db", run_id) == sent == 2
+    settle_and_resume(run_id, "paused", tmp_path, code)
+    assert_each_title_once(site, "paused")
