@@ -2,7 +2,9 @@
 
 One browser process serves every iteration of a run (launching is the expensive part);
 each iteration gets a fresh ``BrowserContext`` so cookies and storage do not leak from
-one iteration into the next unless a profile (storage state) is given.
+one iteration into the next unless a profile (storage state) is given. The host's calls
+on the browser run through its ``BrowserWatch``: a browser that was killed ends them with
+``BROWSER_CLOSED`` (see ``browser_watch``), and closing what is already gone is skipped.
 """
 
 from __future__ import annotations
@@ -16,14 +18,14 @@ from types import TracebackType
 from playwright.async_api import Browser, BrowserContext, Playwright, async_playwright
 from playwright.async_api import Error as PlaywrightError
 
+from browser_adapters.browser_watch import BrowserWatch, watch_of, watched
 from browser_adapters.debugging import Pause
 from browser_adapters.discovery import find_browser
 from browser_adapters.early_driver import take_early
 from browser_adapters.har_replay import har_recording_options, replay_from_har
-from browser_adapters.own_task import in_own_task
 from browser_adapters.run_hooks import run_hooks
 from browser_adapters.session import PlaywrightSession
-from northstar.errors import BrowserNotFound
+from northstar.errors import BrowserNotFound, NorthstarError
 from northstar.plan.model import Plan
 from northstar.run.debug_settings import DebugSettings
 from northstar.run.hooks import IterationHooks
@@ -71,6 +73,7 @@ class PlaywrightHost:
             else:
                 self._stack.push_async_callback(playwright.stop)
             self._browser = await self._launch(playwright)
+            watch_of(self._browser)  # listen for its going away from the start
         except BaseException:
             await self._stack.aclose()
             raise
@@ -82,10 +85,10 @@ class PlaywrightHost:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        if self._browser is not None:
-            # Already gone (crashed or killed) means nothing is left to close.
-            with suppress(PlaywrightError):
-                await self._browser.close()
+        if self._browser is not None and not self.watch.gone:
+            # Gone meanwhile (crashed or killed) means nothing is left to close.
+            with suppress(PlaywrightError, NorthstarError):
+                await self.watch.call(self._browser.close(), what="close the browser")
         await self._stack.aclose()
 
     async def _launch(self, playwright: Playwright) -> Browser:
@@ -113,6 +116,11 @@ class PlaywrightHost:
             raise RuntimeError("PlaywrightHost is used outside `async with`")
         return self._browser
 
+    @property
+    def watch(self) -> BrowserWatch:
+        """Whether the browser is still there; every call on it races its going away."""
+        return watch_of(self.browser)
+
     @asynccontextmanager
     async def session(self, plan: Plan) -> AsyncIterator[PlaywrightSession]:
         """A fresh context for one iteration, closed on every path."""
@@ -120,16 +128,16 @@ class PlaywrightHost:
         try:
             yield await self._start_session(context, plan)
         finally:
-            await _close(context)
+            await _close(context, self.watch)
 
-    @in_own_task
+    @watched
     async def _new_context(self) -> BrowserContext:
         return await self.browser.new_context(
             storage_state=self.options.storage_state,
             **har_recording_options(self.options.record_har),
         )
 
-    @in_own_task
+    @watched
     async def _start_session(self, context: BrowserContext, plan: Plan) -> PlaywrightSession:
         replay = self.options.replay_har
         unrecorded = await replay_from_har(context, replay) if replay else None
@@ -157,8 +165,7 @@ class PlaywrightHost:
         return view
 
 
-@in_own_task
-async def _close(context: BrowserContext) -> None:
+async def _close(context: BrowserContext, watch: BrowserWatch) -> None:
     # If the browser went away first, the context went with it.
-    with suppress(PlaywrightError):
-        await context.close()
+    with suppress(PlaywrightError, NorthstarError):
+        await watch.call(context.close(), what="close the context")

@@ -3,7 +3,9 @@
 Steps address roles, never "the active tab": each role's page is kept here by name, a
 popup is bound to its role when the opening step runs, and a page that closes is
 forgotten so that the next step on it is ``TAB_CLOSED``. Top-level navigation outside a
-role's origins is aborted by a route and reported as ``ORIGIN_BLOCKED``.
+role's origins is aborted by a route and reported as ``ORIGIN_BLOCKED``. Every method that
+waits on the browser runs through the browser's ``BrowserWatch`` (``@watched``): a browser
+that goes away ends it with ``BROWSER_CLOSED`` instead of leaving it waiting.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from urllib.parse import urljoin, urlsplit
 from playwright.async_api import BrowserContext, Frame, Locator, Page, Request, Route
 from playwright.async_api import Error as PlaywrightError
 
+from browser_adapters.browser_watch import BrowserWatch, watch_of, watched
 from browser_adapters.checks import run_check
 from browser_adapters.error_mapping import converted_errors
 from browser_adapters.har_replay import UnrecordedRequests, named_misses
@@ -26,7 +29,6 @@ from browser_adapters.locators import (
     exactly_one,
     resolve_one,
 )
-from browser_adapters.own_task import in_own_task
 from northstar.browser import ReadSource
 from northstar.errors import (
     ActionFailed,
@@ -80,6 +82,7 @@ class PlaywrightSession:
         unrecorded: UnrecordedRequests | None = None,
     ) -> None:
         self._context = context
+        self.watch: BrowserWatch = watch_of(context.browser)
         self.unrecorded = unrecorded  # set when replaying a recording: what it lacked
         self._plan = plan
         self._secrets = plan.secrets
@@ -112,6 +115,7 @@ class PlaywrightSession:
         page = frame.page if frame is not None else None
         return next((role for role, p in self._pages.items() if p is page), None)
 
+    @watched
     async def begin(self, plan: Plan) -> None:
         for page in list(self._pages.values()):
             async with converted_errors("close a tab before the next iteration", tab=""):
@@ -125,7 +129,7 @@ class PlaywrightSession:
     def has_tab(self, role: str) -> bool:
         return role in self._pages
 
-    @in_own_task
+    @watched
     async def open_tab(self, tab: BoundTab, *, timeout_ms: int) -> Evidence:
         assert tab.start is not None
         page = await self._context.new_page()
@@ -184,7 +188,7 @@ class PlaywrightSession:
                 f"{redact(url, self._secrets)} is outside the origins of tab {role!r}", tab=role
             )
 
-    @in_own_task
+    @watched
     async def perform(
         self, step: BoundStep, *, before_dispatch: Callable[[], None] = lambda: None
     ) -> tuple[Evidence, ...]:
@@ -273,7 +277,7 @@ class PlaywrightSession:
                 secrets=self._secrets,
             )
 
-    @in_own_task
+    @watched
     async def check(self, check: Check, *, tab: str, timeout_ms: int) -> Evidence:
         page = self.page(tab)
         what = redact(check.describe(), self._secrets)
@@ -282,7 +286,7 @@ class PlaywrightSession:
         self._raise_if_blocked(tab)
         return evidence
 
-    @in_own_task
+    @watched
     async def read(
         self,
         source: ReadSource,
@@ -308,12 +312,14 @@ class PlaywrightSession:
                 value = await _read_locator(locator, source, attribute, timeout_ms)
             return redact(value, self._secrets)
 
+    @watched
     async def observe(self, tab: str) -> Observation:
         # Loaded on first use: the stored path takes no observations.
         from browser_adapters.observation_capture import capture_observation
 
         return await capture_observation(self.page(tab), role=tab, secret_values=self._secrets)
 
+    @watched
     async def screenshot(self, tab: str) -> bytes | None:
         page = self._pages.get(tab)
         if page is None:

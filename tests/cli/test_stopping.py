@@ -318,3 +318,68 @@ def test_ctrl_c_during_a_step_pause_ends_it_and_the_step_never_acts(
     assert journal_sent(tmp_path / "journal.db", run_id) == sent == 2
     settle_and_resume(run_id, "paused", tmp_path, code)
     assert_each_title_once(site, "paused")
+
+
+def chromium_of(worker: Worker) -> int:
+    """The browser process: below the driver (Debian starts it through a shell script)."""
+    for pid in descendants(worker.proc.pid):
+        try:
+            command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        flags = b" ".join(command[1:])
+        # The wrapper script's shell has the same flags: it is not the browser.
+        browser = b"--remote-debugging-pipe" in flags and b"--type=" not in flags
+        if browser and not command[0].endswith(b"sh"):
+            return pid
+    raise AssertionError("no Chromium below the worker")
+
+
+def assert_browser_closed(code: int, stderr: str, allowed: tuple[int, ...]) -> None:
+    assert code in allowed, stderr
+    assert "BROWSER_CLOSED" in stderr
+    assert "Traceback" not in stderr
+
+
+def test_a_browser_killed_after_an_iteration_verified_fails_the_next_one(
+    recipe: Path, site: FixtureSite, tmp_path: Path
+) -> None:
+    worker = Worker.start(run_args(recipe, "killed", site), tmp_path)
+    run_id = worker.run_id()
+    worker.wait_for(f"iteration 3/{COUNT}: verified")
+    os.kill(chromium_of(worker), signal.SIGKILL)
+    code, stderr = worker.finish(timeout=30)  # bounded: it used to wait in new_page() for ever
+    assert_browser_closed(code, stderr, allowed=(1,))
+    detail = readers.get_run(tmp_path / "journal.db", run_id)
+    *verified, last = detail.iterations
+    assert len(verified) >= 3
+    assert all(i.state == "verified" for i in verified)
+    assert (last.state, last.reason_code) == ("failed", "BROWSER_CLOSED")
+    assert journal_sent(tmp_path / "journal.db", run_id) == sum(titles(site, "killed").values())
+    settle_and_resume(run_id, "killed", tmp_path, code)
+    assert_each_title_once(site, "killed")
+
+
+def test_a_browser_killed_mid_step_leaves_the_submission_unknown(
+    recipe: Path, site: FixtureSite, tmp_path: Path
+) -> None:
+    worker = Worker.start(
+        run_args(recipe, "killed-mid", site),
+        tmp_path,
+        env={"NORTHSTAR_FAILPOINT": "after_in_flight@3"},
+    )
+    run_id = worker.run_id()
+    worker.wait_for("failpoint after_in_flight 3")  # in-flight record written, no click yet
+    os.kill(chromium_of(worker), signal.SIGKILL)
+    worker.go_on()
+    code, stderr = worker.finish(timeout=30)
+    assert code == 4, stderr
+    assert "Traceback" not in stderr
+    detail = readers.get_run(tmp_path / "journal.db", run_id)
+    assert [i.state for i in detail.iterations] == ["verified", "verified", "unknown"]
+    publish = detail.iterations[2].steps[-1]
+    assert publish.error is not None
+    assert publish.error["code"] == "BROWSER_CLOSED"
+    assert sum(titles(site, "killed-mid").values()) == 2  # the click never happened
+    settle_and_resume(run_id, "killed-mid", tmp_path, code)  # the probe finds it absent
+    assert_each_title_once(site, "killed-mid")
