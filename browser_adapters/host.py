@@ -25,7 +25,7 @@ from browser_adapters.early_driver import take_early
 from browser_adapters.har_replay import har_recording_options, replay_from_har
 from browser_adapters.run_hooks import run_hooks
 from browser_adapters.session import PlaywrightSession
-from northstar.errors import BrowserNotFound, NorthstarError
+from northstar.errors import BrowserNotFound, DisplayMissing, NorthstarError
 from northstar.plan.model import Plan
 from northstar.run.debug_settings import DebugSettings
 from northstar.run.hooks import IterationHooks
@@ -105,6 +105,10 @@ class PlaywrightHost:
                 args=[*_QUIET_ARGS, *self.options.extra_args],
             )
         except PlaywrightError as exc:
+            if not self.options.headless and _needs_display(str(exc)):
+                raise DisplayMissing(
+                    "a headed browser needs a display, and there is none (no X server or $DISPLAY)"
+                ) from exc
             raise BrowserNotFound(
                 f"Chromium at {executable or 'the Playwright build'} did not start: "
                 f"{str(exc).splitlines()[0][:200]}"
@@ -163,6 +167,11 @@ class PlaywrightHost:
         view = PlaywrightHost(options)
         view._browser = self.browser
         return view
+
+
+def _needs_display(launch_error: str) -> bool:
+    """Whether a launch failed for want of a display (Playwright's and Chromium's words)."""
+    return "XServer" in launch_error or "Missing X server" in launch_error
 
 
 async def _close(context: BrowserContext, watch: BrowserWatch) -> None:

@@ -383,3 +383,26 @@ def test_a_browser_killed_mid_step_leaves_the_submission_unknown(
     assert sum(titles(site, "killed-mid").values()) == 2  # the click never happened
     settle_and_resume(run_id, "killed-mid", tmp_path, code)  # the probe finds it absent
     assert_each_title_once(site, "killed-mid")
+
+
+HEADED = ("--base-url", "http://127.0.0.1:9", "--headed")
+
+
+def test_headed_without_a_display_names_xvfb_run(recipe: Path, tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NORTHSTAR_")}
+    env = {k: v for k, v in env.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
+    proc = subprocess.run(
+        [*[sys.executable, "-c", ENTRY, "run", str(recipe), "-p", "prefix=x"], *HEADED],
+        cwd=tmp_path,
+        env={**env, "NORTHSTAR_JOURNAL": str(tmp_path / "journal.db")},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 1
+    assert "Traceback" not in proc.stderr
+    [line] = proc.stderr.splitlines()
+    assert line.startswith("error[DISPLAY_MISSING] ")
+    assert "xvfb-run" in line
+    assert "DISPLAY" in line
