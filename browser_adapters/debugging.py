@@ -27,6 +27,7 @@ from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Page
 from playwright.async_api._generated import Tracing  # not re-exported by the package
 
+from browser_adapters.browser_watch import BrowserWatch
 from browser_adapters.session import PlaywrightSession
 from northstar.browser import BrowserSession
 from northstar.browser_settings import (
@@ -36,6 +37,7 @@ from northstar.browser_settings import (
     trace_file_name,
     trace_kept,
 )
+from northstar.errors import NorthstarError
 from northstar.plan.model import BoundStep, Plan
 from northstar.redaction import redact
 from northstar.results import StepResult
@@ -107,24 +109,29 @@ class TraceHooks(NoHooks):
 
     @asynccontextmanager
     async def around(self, session: BrowserSession, plan: Plan) -> AsyncIterator[None]:
-        tracing = _playwright(session).context.tracing
+        adapter = _playwright(session)
+        tracing = adapter.context.tracing
         title = f"{plan.recipe_name} iteration {plan.iteration}"
-        await tracing.start(screenshots=True, snapshots=True, title=title)
+        start = tracing.start(screenshots=True, snapshots=True, title=title)
+        await adapter.watch.call(start, what="start a trace")
         failed = True
         try:
             yield
             failed = False
         finally:
-            await self._stop(tracing, plan, failed=failed)
+            await self._stop(adapter.watch, tracing, plan, failed=failed)
 
-    async def _stop(self, tracing: Tracing, plan: Plan, *, failed: bool) -> None:
-        with suppress(PlaywrightError):  # a browser that went away took the trace with it
+    async def _stop(
+        self, watch: BrowserWatch, tracing: Tracing, plan: Plan, *, failed: bool
+    ) -> None:
+        # A browser that went away took the trace with it.
+        with suppress(PlaywrightError, NorthstarError):
             if not trace_kept(self.mode, failed=failed):
-                await tracing.stop()
+                await watch.call(tracing.stop(), what="stop a trace")
                 return
             self.folder.mkdir(parents=True, exist_ok=True)
             path = self.folder / trace_file_name(plan.iteration)
-            await tracing.stop(path=path)
+            await watch.call(tracing.stop(path=path), what="save a trace")
             log.info("trace_saved", path=str(path), show=f"playwright show-trace {path}")
 
 

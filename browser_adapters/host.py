@@ -2,7 +2,9 @@
 
 One browser process serves every iteration of a run (launching is the expensive part);
 each iteration gets a fresh ``BrowserContext`` so cookies and storage do not leak from
-one iteration into the next unless a profile (storage state) is given.
+one iteration into the next unless a profile (storage state) is given. The host's calls
+on the browser run through its ``BrowserWatch``: a browser that was killed ends them with
+``BROWSER_CLOSED`` (see ``browser_watch``), and closing what is already gone is skipped.
 """
 
 from __future__ import annotations
@@ -15,15 +17,15 @@ from types import TracebackType
 from playwright.async_api import Browser, BrowserContext, Playwright, async_playwright
 from playwright.async_api import Error as PlaywrightError
 
+from browser_adapters.browser_watch import BrowserWatch, watch_of, watched
 from browser_adapters.discovery import find_browser
 from browser_adapters.early_driver import take_early
 from browser_adapters.har_replay import har_recording_options, replay_from_har
 from browser_adapters.origin_gate import OriginGate
-from browser_adapters.own_task import in_own_task
 from browser_adapters.run_hooks import run_hooks
 from browser_adapters.session import PlaywrightSession
 from northstar.browser_settings import BrowserSettings
-from northstar.errors import BrowserNotFound
+from northstar.errors import BrowserNotFound, DisplayMissing, NorthstarError
 from northstar.plan.model import Plan
 from northstar.run.hooks import IterationHooks
 
@@ -56,6 +58,7 @@ class PlaywrightHost:
             else:
                 self._stack.push_async_callback(playwright.stop)
             self._browser = await self._launch(playwright)
+            watch_of(self._browser)  # listen for its going away from the start
             self._gate = await OriginGate.open(self._browser)
         except BaseException:
             await self._stack.aclose()
@@ -68,10 +71,10 @@ class PlaywrightHost:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        if self._browser is not None:
-            # Already gone (crashed or killed) means nothing is left to close.
-            with suppress(PlaywrightError):
-                await self._browser.close()
+        if self._browser is not None and not self.watch.gone:
+            # Gone meanwhile (crashed or killed) means nothing is left to close.
+            with suppress(PlaywrightError, NorthstarError):
+                await self.watch.call(self._browser.close(), what="close the browser")
         await self._stack.aclose()
 
     async def _launch(self, playwright: Playwright) -> Browser:
@@ -88,6 +91,10 @@ class PlaywrightHost:
                 args=[*_QUIET_ARGS, *self.options.extra_args],
             )
         except PlaywrightError as exc:
+            if not self.options.headless and _needs_display(str(exc)):
+                raise DisplayMissing(
+                    "a headed browser needs a display, and there is none (no X server or $DISPLAY)"
+                ) from exc
             raise BrowserNotFound(
                 f"Chromium at {executable or 'the Playwright build'} did not start: "
                 f"{str(exc).splitlines()[0][:200]}"
@@ -106,6 +113,11 @@ class PlaywrightHost:
             raise RuntimeError("PlaywrightHost is used outside `async with`")
         return self._gate
 
+    @property
+    def watch(self) -> BrowserWatch:
+        """Whether the browser is still there; every call on it races its going away."""
+        return watch_of(self.browser)
+
     @asynccontextmanager
     async def session(self, plan: Plan) -> AsyncIterator[PlaywrightSession]:
         """A fresh context for one iteration, closed on every path."""
@@ -113,16 +125,16 @@ class PlaywrightHost:
         try:
             yield await self._start_session(context, plan)
         finally:
-            await _close(context)
+            await _close(context, self.watch)
 
-    @in_own_task
+    @watched
     async def _new_context(self) -> BrowserContext:
         return await self.browser.new_context(
             storage_state=self.options.storage_state,
             **har_recording_options(self.options.record_har),
         )
 
-    @in_own_task
+    @watched
     async def _start_session(self, context: BrowserContext, plan: Plan) -> PlaywrightSession:
         replay = self.options.replay_har
         unrecorded = await replay_from_har(context, replay) if replay else None
@@ -149,8 +161,12 @@ class PlaywrightHost:
         return view
 
 
-@in_own_task
-async def _close(context: BrowserContext) -> None:
+def _needs_display(launch_error: str) -> bool:
+    """Whether a launch failed for want of a display (Playwright's and Chromium's words)."""
+    return "XServer" in launch_error or "Missing X server" in launch_error
+
+
+async def _close(context: BrowserContext, watch: BrowserWatch) -> None:
     # If the browser went away first, the context went with it.
-    with suppress(PlaywrightError):
-        await context.close()
+    with suppress(PlaywrightError, NorthstarError):
+        await watch.call(context.close(), what="close the context")

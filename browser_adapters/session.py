@@ -8,6 +8,10 @@ of a redirect, and this session reports it as ``ORIGIN_BLOCKED`` naming both URL
 no step declared (``opens_tab``) loads nothing and is closed: ``ORIGIN_BLOCKED`` if it was
 heading outside its opener's origins, a ``popup_closed`` evidence item otherwise.
 
+Every method that waits on the browser runs through the browser's ``BrowserWatch``
+(``@watched``, which also runs it in a task of its own, like ``own_task``): a browser that
+goes away ends it with ``BROWSER_CLOSED`` instead of leaving it waiting.
+
 An agent acts on the element references of an observation (``perform_on_reference``):
 Playwright resolves ``aria-ref=`` against the page's latest AI-mode snapshot, so the
 session remembers which observation that is per role and refuses any other, and refuses
@@ -28,6 +32,7 @@ from playwright.async_api import BrowserContext, Locator, Page
 from playwright.async_api import Error as PlaywrightError
 
 from browser_adapters.acted_on import ActedOn, describe_acted_on, select_choices
+from browser_adapters.browser_watch import BrowserWatch, watch_of, watched
 from browser_adapters.checks import run_check
 from browser_adapters.error_mapping import converted_errors
 from browser_adapters.har_replay import UnrecordedRequests, named_misses
@@ -38,7 +43,6 @@ from browser_adapters.locators import (
     resolve_one,
 )
 from browser_adapters.origin_gate import OriginGate, PageGuard, Refusal, foreign_origin_pattern
-from browser_adapters.own_task import in_own_task
 from northstar.browser import Reading, ReadSource
 from northstar.errors import (
     ActionFailed,
@@ -116,6 +120,7 @@ class PlaywrightSession:
         unrecorded: UnrecordedRequests | None = None,
     ) -> None:
         self._context = context
+        self.watch: BrowserWatch = watch_of(context.browser)
         self.unrecorded = unrecorded  # set when replaying a recording: what it lacked
         self._gate = gate
         self._plan = plan
@@ -163,6 +168,7 @@ class PlaywrightSession:
         if not url.startswith("chrome-error:"):  # a refused load is reported from the gate
             self._notices.append(_closed_popup(opener, redact(url, self._secrets)))
 
+    @watched
     async def begin(self, plan: Plan) -> None:
         for page in list(self._pages.values()):
             async with converted_errors("close a tab before the next iteration", tab=""):
@@ -178,7 +184,7 @@ class PlaywrightSession:
     def has_tab(self, role: str) -> bool:
         return role in self._pages
 
-    @in_own_task
+    @watched
     async def open_tab(self, tab: BoundTab, *, timeout_ms: int) -> Evidence:
         assert tab.start is not None
         page = await self._context.new_page()
@@ -245,7 +251,7 @@ class PlaywrightSession:
                 f"{redact(url, self._secrets)} is outside the origins of tab {role!r}", tab=role
             )
 
-    @in_own_task
+    @watched
     async def perform(
         self, step: BoundStep, *, before_dispatch: Callable[[], None] = lambda: None
     ) -> tuple[Evidence, ...]:
@@ -303,7 +309,7 @@ class PlaywrightSession:
         notices, self._notices = tuple(self._notices), []
         return notices
 
-    @in_own_task
+    @watched
     async def perform_on_reference(
         self,
         step: BoundStep,
@@ -456,7 +462,7 @@ class PlaywrightSession:
         missing = acted_on.option_missing(what, waited=True)
         return None if missing is None else missing.with_context(tab=step.tab)
 
-    @in_own_task
+    @watched
     async def check(self, check: Check, *, tab: str, timeout_ms: int) -> Evidence:
         page = self.page(tab)
         what = redact(check.describe(), self._secrets)
@@ -469,7 +475,7 @@ class PlaywrightSession:
         self._raise_if_blocked(tab)
         return evidence
 
-    @in_own_task
+    @watched
     async def read(self, reading: Reading, *, timeout_ms: int) -> str:
         """Read a value; a secret in it is redacted, as outputs are journaled and shown."""
         source, tab, target = reading.source, reading.tab, reading.target
@@ -489,6 +495,7 @@ class PlaywrightSession:
                 value = await _read_locator(locator, source, reading.attribute, timeout_ms)
             return redact(value, self._secrets)
 
+    @watched
     async def observe(self, tab: str) -> Observation:
         # Loaded on first use: the stored path takes no observations.
         from browser_adapters.observation_capture import capture_observation
@@ -500,6 +507,7 @@ class PlaywrightSession:
         self._snapshots[tab] = observation.snapshot_id
         return observation
 
+    @watched
     async def screenshot(self, tab: str) -> bytes | None:
         page = self._pages.get(tab)
         if page is None:

@@ -10,6 +10,12 @@ thread as before and runs on that same loop with ``run_on_loop``, where the host
 the driver. Bad input is still reported before any browser is launched; the unused
 driver is stopped on the way out.
 
+The loop is ``browser_adapters.early_driver.driver_loop()``: the driver it spawns runs in
+a session of its own, out of reach of the terminal's Ctrl-C (Northstar stops it itself).
+``run_on_loop`` uses the same kind of loop when there is no early one (``resume``,
+``reconcile``). The failpoint ``startup@0`` (``northstar.run.failpoints``) pauses here,
+once the driver's start is scheduled and the CLI imported, for tests of a stop at start-up.
+
 The console script enters here (``northstar.__main__``), before ``northstar.cli`` is
 imported: click, structlog and the CLI's modules cost about 90 ms to import, and a raw
 Playwright script has its driver booting by then. ``northstar.cli.main`` enters
@@ -55,14 +61,16 @@ def early_start(args: Sequence[str]) -> Iterator[None]:
     if _loop is not None or not wants_early_driver(args):  # already entered, or not `run`
         yield
         return
-    from browser_adapters.early_driver import discard_early, start_early
+    from browser_adapters.early_driver import discard_early, driver_loop, start_early
+    from northstar.run.failpoints import STARTUP, failpoint_from_environ
 
-    loop = asyncio.new_event_loop()
+    loop = driver_loop()
     asyncio.set_event_loop(loop)
     _loop = loop
     try:
         start_early(loop)
         loop.run_until_complete(loop.run_in_executor(None, _import_run_modules))
+        failpoint_from_environ()(STARTUP, 0)
         yield
     finally:
         _loop = None
@@ -76,7 +84,10 @@ def early_start(args: Sequence[str]) -> Iterator[None]:
 
 
 def run_on_loop(coroutine: Coroutine[Any, Any, T]) -> T:
-    """Run ``coroutine`` on the early-start loop if there is one, else in ``asyncio.run``."""
+    """Run ``coroutine`` on the early-start loop if there is one, else on a new driver loop."""
     if _loop is None:
-        return asyncio.run(coroutine)
+        from browser_adapters.early_driver import driver_loop
+
+        with asyncio.Runner(loop_factory=driver_loop) as runner:
+            return runner.run(coroutine)
     return _loop.run_until_complete(coroutine)

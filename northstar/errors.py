@@ -20,6 +20,8 @@ The CLI prints ``code``, message and fix on one line each and never a traceback.
     │   └── FixOutdated                   FIX_OUTDATED
     ├── BrowserError                      the browser could not do what a step asked
     │   ├── BrowserNotFound               BROWSER_NOT_FOUND
+    │   ├── DisplayMissing                DISPLAY_MISSING
+    │   ├── BrowserClosed                 BROWSER_CLOSED
     │   ├── OriginBlocked                 ORIGIN_BLOCKED
     │   ├── TabClosed                     TAB_CLOSED
     │   ├── TargetMissing                 TARGET_MISSING
@@ -50,10 +52,12 @@ from typing import Any, ClassVar
 __all__ = [
     "ActionFailed",
     "BindingError",
+    "BrowserClosed",
     "BrowserError",
     "BrowserNotFound",
     "CredentialsInvalid",
     "DefinitionChanged",
+    "DisplayMissing",
     "ExpectationFailed",
     "FileChanged",
     "FixOutdated",
@@ -204,6 +208,26 @@ class BrowserNotFound(BrowserError):
     default_fix = (
         "Install Chromium (`apt-get install chromium chromium-headless-shell` or "
         "`playwright install chromium`) or pass --browser PATH / set NORTHSTAR_BROWSER."
+    )
+
+
+class DisplayMissing(BrowserError):
+    """A headed browser (``--headed``, ``--step``, ``--pause-on-failure``) needs a display."""
+
+    code = "DISPLAY_MISSING"
+    default_fix = (
+        "Run it under a virtual display (`xvfb-run northstar run ...`), set DISPLAY to a "
+        "running X server, or run headless (drop --headed, --step, --pause-on-failure)."
+    )
+
+
+class BrowserClosed(BrowserError):
+    """The browser went away (killed, crashed) while the run was using it."""
+
+    code = "BROWSER_CLOSED"
+    default_fix = (
+        "Check why the browser exited (memory, a kill), then `northstar resume RUN_ID` "
+        "(reconcile first if an outcome is unknown)."
     )
 
 

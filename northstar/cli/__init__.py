@@ -18,6 +18,7 @@ from collections.abc import Sequence
 import click
 
 from northstar._early_start import early_start
+from northstar._stop_requests import catch_stop_signals_for
 from northstar.cli._output import EXIT_CODES
 from northstar.logs import configure_logging
 
@@ -70,5 +71,6 @@ def cli(log_json: bool, verbose: bool) -> None:
 def main(argv: Sequence[str] | None = None) -> None:
     """Console-script entry point."""
     args = list(argv) if argv is not None else sys.argv[1:]
-    with early_start(args):  # `run` boots Playwright's driver while it imports and checks
+    # `run` boots Playwright's driver while it imports and checks; Ctrl-C asks for a stop.
+    with catch_stop_signals_for(args), early_start(args):
         cli.main(args=args, prog_name="northstar")

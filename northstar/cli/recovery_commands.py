@@ -9,13 +9,13 @@ different input is refused.
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from collections.abc import Callable
 from typing import Any, Literal
 
 import click
 
+from northstar._early_start import run_on_loop
 from northstar.cli._inputs import browser_options, build_request, input_options
 from northstar.cli._options import journal_option
 from northstar.cli._output import exit_code_for_status, expected_errors, report_outcome
@@ -58,7 +58,7 @@ def reconcile(**options: Any) -> None:
             click.echo(f"run {run_id}: iteration {options['iteration']} marked {mark}")
             return
         request = build_request(run_options(journal, run_id, options))
-        decisions = asyncio.run(
+        decisions = run_on_loop(
             reconcile_probes(
                 run_id, credential, request, journal, browser=browser_settings(options)
             )
@@ -117,7 +117,7 @@ def resume(**options: Any) -> None:
                 on_result=on_result,
             )
 
-        outcome = asyncio.run(
+        outcome = run_on_loop(
             run_with_signals(start, total=request.repeat.count, as_json=options["as_json"])
         )
         report_outcome(outcome, as_json=options["as_json"], echo=click.echo)

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import json
-import signal
 import sys
 from collections.abc import Awaitable, Callable
+from contextlib import suppress
 from typing import Any
 
 import click
 
 from northstar._early_start import run_on_loop
+from northstar._stop_requests import catch_stop_signals, on_stop_request
 from northstar.browser_settings import BrowserSettings
 from northstar.cli._debug_options import debug_options, debug_settings, replay_inputs
 from northstar.cli._inputs import browser_options, build_request, input_options
@@ -51,19 +52,25 @@ async def run_with_signals(
     total: int,
     as_json: bool,
 ) -> RunOutcome:
-    """Ctrl-C and SIGTERM ask the run to stop after the current step; progress on stderr."""
+    """Ctrl-C and SIGTERM ask the run to stop after the current step; progress on stderr.
+
+    A request made before the run started (during start-up) stops it before its first
+    iteration. The signal handler only schedules the request on this loop.
+    """
     stop = StopSignal()
     loop = asyncio.get_running_loop()
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(signum, stop.request)
+
+    def hand_on() -> None:
+        with suppress(RuntimeError):  # the loop is closed: the run is over already
+            loop.call_soon_threadsafe(stop.request)
+
     progress = Progress(total, sys.stderr, live=sys.stderr.isatty()) if total > 1 else None
     if as_json:
         progress = None
     try:
-        return await start(stop, progress.update if progress else (lambda result: None))
+        with catch_stop_signals(), on_stop_request(hand_on):
+            return await start(stop, progress.update if progress else (lambda result: None))
     finally:
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            loop.remove_signal_handler(signum)
         if progress is not None:
             progress.close()
 

@@ -95,8 +95,12 @@ class StopSignal:
     def requested(self) -> bool:
         return self._event.is_set()
 
+    async def until_requested(self) -> None:
+        """Return once a stop is requested (a pause for a person races this)."""
+        await self._event.wait()
+
     async def wait(self, seconds: float) -> None:
-        """Wait ``seconds`` (the interval between iterations) unless a stop comes first."""
+        """Wait ``seconds`` (an interval, a retry's back-off) unless a stop comes first."""
         try:
             await asyncio.wait_for(self._event.wait(), timeout=seconds)
         except TimeoutError:
@@ -168,6 +172,8 @@ class _RunContext:
             self.host,
             recorder=self.journal.recorder(self.run_id),
             should_stop=lambda: self.stop.requested,
+            sleep=self.stop.wait,  # a retry's back-off ends at a stop request
+            wait_for_stop=self.stop.until_requested,  # so does a pause for a person
             on_failure=self._save_screenshots,
             failpoint=failpoint_from_environ(),
             hooks=self._hooks,

@@ -9,6 +9,10 @@ comparison. The points, in the order a submission passes them:
 - ``before_in_flight``: the target was found; nothing is recorded or sent yet;
 - ``after_in_flight``: the in-flight record is durable; the action is not done yet;
 - ``after_dispatch``: the action was done; its outcome is not verified yet.
+
+One more point is outside any iteration: ``startup@0``, in ``northstar run`` once the
+driver's start is scheduled and the CLI imported, before the input is checked and the
+browser launched (``northstar._early_start``).
 """
 
 from __future__ import annotations
@@ -17,10 +21,18 @@ import os
 import sys
 from collections.abc import Callable, Mapping
 
-__all__ = ["FAILPOINT_ENV", "POINTS", "Failpoint", "failpoint_from_environ", "no_failpoint"]
+__all__ = [
+    "FAILPOINT_ENV",
+    "POINTS",
+    "STARTUP",
+    "Failpoint",
+    "failpoint_from_environ",
+    "no_failpoint",
+]
 
 FAILPOINT_ENV = "NORTHSTAR_FAILPOINT"
 POINTS = ("before_in_flight", "after_in_flight", "after_dispatch")
+STARTUP = "startup"
 
 Failpoint = Callable[[str, int], None]
 

@@ -4,6 +4,12 @@ The runner knows the order of things (open the role's tab, act, check the step's
 expectations, then ``done_when`` and outputs) and turns every ``NorthstarError`` into a
 recorded step failure. It never retries a submission and never clicks "something close":
 the adapter raises, the runner records, the iteration is not verified.
+
+A stop request (Ctrl-C) lets the step in progress finish and starts no other. Two waits
+inside a step end early instead: a pause for a person (``--step``, ``--pause-on-failure``)
+and a retry's back-off. A step whose pause was cut short is journaled ``skipped`` (its
+action never ran); a step whose retry was given up is journaled with its last failure.
+Either way the iteration is ``stopped``.
 """
 
 from __future__ import annotations
@@ -12,7 +18,7 @@ import asyncio
 import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from typing import TYPE_CHECKING, NoReturn, Protocol
 
 import structlog
@@ -83,6 +89,7 @@ class _Attempt:
         self.dispatched = False
         self.evidence: list[Evidence] = []
         self.result_url: str | None = None  # a verified submission's page: resume goes on there
+        self.failure: NorthstarError | None = None  # the last attempt's, before a retry
 
     def begin(self) -> None:
         self.count += 1
@@ -107,7 +114,22 @@ def _recorded_evidence(step: BoundStep) -> Evidence:
 
 
 class _StopRequested(Exception):
-    """Internal: a stop was requested; no further step starts."""
+    """Internal: a stop was requested; no further step starts.
+
+    ``result`` is the step the stop cut short (skipped, or failed before its retry), if any.
+    """
+
+    def __init__(self, result: StepResult | None = None) -> None:
+        super().__init__("stopped on request")
+        self.result = result
+
+
+class _StopInStep(Exception):
+    """Internal: a stop ended a wait inside a step; ``error`` is its last failure, if any."""
+
+    def __init__(self, error: NorthstarError | None = None) -> None:
+        super().__init__("stopped inside a step")
+        self.error = error
 
 
 class _StepFailed(Exception):
@@ -135,9 +157,12 @@ class ProgramRunner:
         failpoint: Failpoint = no_failpoint,
         monitor: StepMonitor | None = None,
         hooks: IterationHooks | None = None,
+        wait_for_stop: Callable[[], Awaitable[object]] | None = None,
     ) -> None:
         self._monitor = monitor
         self._hooks = hooks or NoHooks()  # pauses, traces, snapshots: see northstar.run.hooks
+        # A hook may pause for a person: it is raced against a stop request, if one can come.
+        self._wait_for_stop = wait_for_stop if hooks is not None else None
         self._sleep = sleep
         self._failpoint = failpoint
         self._host = host
@@ -174,12 +199,16 @@ class ProgramRunner:
                         step_id = failing.result.step_id
                         await self._diagnosis.at_failure(session, plan, step_id, failing.error)
                     await self._capture_failure(session, plan)
-                    await self._hooks.at_failure(session, plan, failing.result)
+                    # A stop ends a pause at the failure early; the failure stands.
+                    await self._unless_stopped(
+                        self._hooks.at_failure(session, plan, failing.result)
+                    )
                     raise
         except _StepFailed as failed:
             results.append(failed.result)
             return self._verdict(plan, results, failed.state, started, error=failed.error)
-        except _StopRequested:
+        except _StopRequested as stopped:
+            results.extend([stopped.result] if stopped.result is not None else [])
             return self._verdict(plan, results, IterationState.STOPPED, started, stopped=True)
         except NorthstarError as exc:  # the session itself failed to start or close
             return self._verdict(plan, results, IterationState.FAILED, started, error=exc)
@@ -249,9 +278,17 @@ class ProgramRunner:
             async for trial in retrying(
                 policy, dispatched=lambda: attempt.dispatched, sleep=self._sleep
             ):
+                if attempt.failure is not None and self._should_stop():
+                    raise _StopInStep(attempt.failure)  # the back-off ended: no retry
                 with trial:
                     attempt.begin()
-                    await self._attempt(session, plan, step, attempt, extracted)
+                    try:
+                        await self._attempt(session, plan, step, attempt, extracted)
+                    except NorthstarError as exc:
+                        attempt.failure = exc
+                        raise
+        except _StopInStep as stop:
+            raise self._stopped_step(plan, step, started, attempt, stop.error) from None
         except NorthstarError as exc:
             dispatches.any = dispatches.any or attempt.dispatched
             self._step_failed(plan, step, started, attempt, exc, attempt.dispatched)
@@ -286,6 +323,43 @@ class ProgramRunner:
         self._recorder.step_finished(plan, result)
         raise _StepFailed(result, *_after_dispatch(exc, dispatched, step)) from exc
 
+    def _stopped_step(
+        self,
+        plan: Plan,
+        step: BoundStep,
+        started: float,
+        attempt: _Attempt,
+        error: NorthstarError | None,
+    ) -> _StopRequested:
+        """Journal a step that a stop cut short: failed before a retry, else skipped."""
+        status = StepStatus.FAILED if error is not None else StepStatus.SKIPPED
+        result = self._step_result(step, status, started, attempt, error)
+        self._recorder.step_finished(plan, result)
+        return _StopRequested(result)
+
+    async def _unless_stopped(self, hook: Awaitable[None]) -> bool:
+        """Await ``hook`` unless a stop request comes first (then cancel it); True if stopped.
+
+        A pause waits for a person who may never come back; Ctrl-C must still end it.
+        """
+        if self._wait_for_stop is None:
+            await hook
+            return False
+        waiting = asyncio.ensure_future(hook)
+        stop = asyncio.ensure_future(self._wait_for_stop())
+        try:
+            done, _ = await asyncio.wait((waiting, stop), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stop.cancel()
+            if not waiting.done():
+                waiting.cancel()
+        if waiting in done:
+            waiting.result()  # a hook's error fails the step as before
+            return False
+        with suppress(asyncio.CancelledError):
+            await waiting  # let the cancelled pause unwind before the step goes on
+        return True
+
     async def _attempt(
         self,
         session: BrowserSession,
@@ -298,7 +372,8 @@ class ProgramRunner:
         if self._monitor is not None:
             await self._monitor.before_action(session, step)
         if attempt.count == 1:
-            await self._hooks.before_step(session, plan, step)
+            if await self._unless_stopped(self._hooks.before_step(session, plan, step)):
+                raise _StopInStep  # stopped during the pause before the step: it does not act
             if self._diagnosis is not None:
                 await self._diagnosis.before_step(session, plan, step)
         if step.is_passive:

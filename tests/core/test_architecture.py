@@ -13,7 +13,17 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[2]
 CORE_PACKAGES = {"recipe", "plan", "run", "journal", "monitor", "readers"}
 # Packages and modules that may wire the adapter in: the front ends and the root itself.
-FRONT_ENDS = {"cli", "cases", "mcp", "agent", "composition", "bench", "__main__", "_early_start"}
+FRONT_ENDS = {
+    "cli",
+    "cases",
+    "mcp",
+    "agent",
+    "composition",
+    "bench",
+    "__main__",
+    "_early_start",
+    "_stop_requests",
+}
 SHARED = {"browser", "browser_settings", "errors", "results", "logs", "redaction", "_lazy"}
 
 

@@ -22,10 +22,12 @@ from northstar.errors import (
 STABLE_CODES = {
     "ActionFailed": "ACTION_FAILED",
     "BindingError": "BINDING_ERROR",
+    "BrowserClosed": "BROWSER_CLOSED",
     "BrowserError": "BROWSER_ERROR",
     "BrowserNotFound": "BROWSER_NOT_FOUND",
     "CredentialsInvalid": "CREDENTIALS_INVALID",
     "DefinitionChanged": "DEFINITION_CHANGED",
+    "DisplayMissing": "DISPLAY_MISSING",
     "ExpectationFailed": "EXPECTATION_FAILED",
     "FileChanged": "FILE_CHANGED",
     "FixOutdated": "FIX_OUTDATED",
