@@ -484,8 +484,21 @@ def _refuse_todos(draft: _Drafting, text: str) -> None:
             )
 
 
+class _RecipeDumper(yaml.SafeDumper):
+    """Small mappings of plain values on one line (``{role: button, name: Send}``)."""
+
+
+def _mapping(dumper: yaml.SafeDumper, value: dict[str, Any]) -> yaml.MappingNode:
+    plain = not any(isinstance(v, dict | list) for v in value.values())
+    leaf = plain and len(value) <= 4 and "id" not in value  # a step stays a block
+    return dumper.represent_mapping("tag:yaml.org,2002:map", value.items(), flow_style=leaf)
+
+
+_RecipeDumper.add_representer(dict, _mapping)
+
+
 def _dump(value: Any) -> str:
-    return yaml.safe_dump(value, sort_keys=False, allow_unicode=True, width=100)
+    return yaml.dump(value, Dumper=_RecipeDumper, sort_keys=False, allow_unicode=True, width=100)
 
 
 def _yaml(name: str, draft: _Drafting, tabs: dict[str, Any], session_id: str) -> str:
