@@ -32,6 +32,13 @@ submit=False, key=None, timeout_ms=None)`` -> ``ActAnswer``
     A recipe check (``{"visible": {"role": "heading", "name": "Thanks"}}``, ``url``,
     ``text``...), waited for; passive, so the monitor does not count it as an action.
 
+``save_recipe(session_id, credential, name, params=None, overwrite=False)`` -> ``RecipeSaved``
+    The session's executed, successful actions as ``recipes/NAME.yaml`` (``AgentHost``'s
+    ``recipes`` folder): targets by role and name, typed values as parameters (a
+    sensitive field's as a ``secret`` one, its value never kept), expectations from what
+    each action visibly caused. Answers the path, the definition hash and the YAML; see
+    ``northstar.agent.recipe_draft``.
+
 Every ``observe``, ``act`` and ``check`` answer carries the session's BehaviorMonitor
 signal when one stands (``signal``, and a line in ``text``): counts and guidance only,
 advice that never blocks, completes or fails anything. Every expected failure is a
@@ -45,6 +52,7 @@ from northstar.agent.answers import (
     ActAnswer,
     CheckAnswer,
     ObserveAnswer,
+    RecipeSaved,
     SessionClosed,
     SessionOpened,
 )
@@ -57,6 +65,7 @@ __all__ = [
     "AgentSettings",
     "CheckAnswer",
     "ObserveAnswer",
+    "RecipeSaved",
     "SessionClosed",
     "SessionOpened",
     "open_agent_host",

@@ -27,6 +27,7 @@ from northstar.agent.actions import (
     submission_step_id,
 )
 from northstar.agent.answers import ActAnswer, CheckAnswer, ObserveAnswer, with_signal
+from northstar.agent.recipe_draft import ExecutedAction, HeldCheck, record_action
 from northstar.agent.references import TabView, resolve, shows_whole_page
 from northstar.agent.rendering import render_changes, render_page
 from northstar.agent.settings import AgentSettings
@@ -68,6 +69,8 @@ class AgentSession:
     # A submission's step and first answer, by its journal step id.
     answers: dict[str, tuple[BoundStep, ActAnswer]] = field(default_factory=dict)
     steps: int = 0
+    # What succeeded, in order, for save_recipe; a sensitive field's value is never kept.
+    history: list[ExecutedAction | HeldCheck] = field(default_factory=list)
 
     @property
     def recorder(self) -> JournalRecorder:
@@ -141,10 +144,13 @@ class AgentSession:
             request, target, step_id=step_id, index=self.next_index(), timeout_ms=timeout_ms
         )
         step = replace(step, input_fingerprint=fingerprint)
-        await self._dispatch(request, step, node)
+        before = view.latest
+        evidence = await self._dispatch(request, step, node)
         answer = await self._answer(request, step, node)
         if request.submit:
             self.answers[step.id] = (step, answer)
+        acted_on = next((e.found for e in evidence if e.kind == "acted_on"), "")
+        self.history.append(record_action(request, node, before, view.latest, acted_on))
         return answer
 
     def _recorded(self, step_id: str, fingerprint: str) -> ActAnswer | None:
@@ -165,7 +171,9 @@ class AgentSession:
         log.info("agent_submission_not_resent", session=self.session_id, step=step_id)
         return answer.model_copy(update={"dispatched": False})
 
-    async def _dispatch(self, request: ActRequest, step: BoundStep, node: Node | None) -> None:
+    async def _dispatch(
+        self, request: ActRequest, step: BoundStep, node: Node | None
+    ) -> tuple[Evidence, ...]:
         """Perform the step, journaled as the runner journals it; the monitor sees it."""
         recorder = self.recorder
         sent = False
@@ -193,6 +201,7 @@ class AgentSession:
             recorder.submit_dispatched(self.plan, step)
         self._finish(step, started, evidence=evidence)
         self.monitor.record_action(self._action_record(request, node, executed=True))
+        return evidence
 
     async def _perform(
         self, request: ActRequest, step: BoundStep, before: Any
@@ -269,6 +278,7 @@ class AgentSession:
         else:
             self._finish(step, started, evidence=(evidence,))
             held, found = True, evidence.found
+            self.history.append(HeldCheck(tab, check))
         self.monitor.record_action(ActionRecord.create("verify_outcome", tab=tab, executed=True))
         signal = self.monitor.current_signal
         return CheckAnswer(tab=tab, check=check.describe(), held=held, found=found, signal=signal)

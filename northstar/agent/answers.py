@@ -13,7 +13,14 @@ from pydantic import BaseModel, ConfigDict
 
 from northstar.monitor.behavior import LoopSignal
 
-__all__ = ["ActAnswer", "CheckAnswer", "ObserveAnswer", "SessionClosed", "SessionOpened"]
+__all__ = [
+    "ActAnswer",
+    "CheckAnswer",
+    "ObserveAnswer",
+    "RecipeSaved",
+    "SessionClosed",
+    "SessionOpened",
+]
 
 
 class _Answer(BaseModel):
@@ -94,6 +101,29 @@ class CheckAnswer(_Answer):
         verdict = "held" if self.held else "did not hold"
         found = f": {self.found}" if self.found else ""
         return "\n".join([f"check {verdict}: {self.check}{found}", *_signal_lines(self.signal)])
+
+
+class RecipeSaved(_Answer):
+    """A session saved as a recipe: where, its definition hash and its text.
+
+    ``params`` maps each parameter to ``"secret"`` or ``"default"``; no value is repeated
+    here (a default is in ``yaml``; a secret's value is nowhere).
+    """
+
+    session_id: str
+    name: str
+    path: str
+    definition_hash: str
+    params: dict[str, str]
+    yaml: str
+
+    @property
+    def text(self) -> str:
+        listed = ", ".join(f"{name} ({kind})" for name, kind in self.params.items()) or "none"
+        return (
+            f"recipe {self.name!r} saved to {self.path} (definition hash "
+            f"{self.definition_hash}); parameters: {listed}\n{self.yaml}"
+        )
 
 
 SIGNAL_PREFIX = "loop signal (advice only, nothing was blocked): "

@@ -28,9 +28,12 @@ from northstar.agent.answers import (
     ActAnswer,
     CheckAnswer,
     ObserveAnswer,
+    RecipeSaved,
     SessionClosed,
     SessionOpened,
 )
+from northstar.agent.recipe_draft import draft_recipe
+from northstar.agent.recipe_file import write_recipe
 from northstar.agent.references import TabView
 from northstar.agent.settings import AgentSettings
 from northstar.agent.tabs import bind_session_tabs
@@ -76,11 +79,13 @@ class AgentHost:
         *,
         settings: AgentSettings | None = None,
         project: str = "agent",
+        recipes: str | Path = "recipes",
     ) -> None:
         self._host = host
         self._journal = journal
         self.settings = settings or AgentSettings()
         self._project = project
+        self.recipes = Path(recipes)  # where save_recipe writes NAME.yaml
         self._sessions: dict[str, AgentSession] = {}
 
     async def __aenter__(self) -> Self:
@@ -212,6 +217,40 @@ class AgentHost:
         async with self._locked(session_id, credential) as session:
             return await session.check(tab, checked, waited)
 
+    async def save_recipe(
+        self,
+        session_id: str,
+        credential: str,
+        name: str,
+        params: Mapping[str, str] | None = None,
+        *,
+        overwrite: bool = False,
+    ) -> RecipeSaved:
+        """The session's executed actions as ``recipes/NAME.yaml``; see ``recipe_draft``.
+
+        ``params`` renames proposed parameters (``{"name": "sender"}``). The session stays
+        open. Nothing is written unless the recipe validates, and an existing file only
+        with ``overwrite``.
+        """
+        async with self._locked(session_id, credential) as session:
+            history = list(session.history)
+            tabs = session.plan.tabs
+        drafted = draft_recipe(
+            name, tabs, history, renames=dict(params or {}), session_id=session_id
+        )
+        path, digest = write_recipe(self.recipes, drafted, overwrite=overwrite)
+        kinds = {p: "secret" if s.get("secret") else "default" for p, s in drafted.params.items()}
+        self._journal.event(session_id, "agent_recipe_saved", recipe=name, path=str(path))
+        log.info("agent_recipe_saved", session=session_id, name=name, path=str(path))
+        return RecipeSaved(
+            session_id=session_id,
+            name=name,
+            path=str(path),
+            definition_hash=digest,
+            params=kinds,
+            yaml=drafted.text,
+        )
+
     def _timeout(self, given: int | None, default: int) -> int:
         if given is None:
             return default
@@ -228,12 +267,13 @@ async def open_agent_host(
     *,
     journal_path: str | Path | None = None,
     settings: AgentSettings | None = None,
+    recipes: str | Path = "recipes",
 ) -> AsyncIterator[AgentHost]:
     """An ``AgentHost`` with its own journal and browser, all closed on every path."""
     with Journal.open(journal_path) as journal:
         async with (
             open_host(browser or BrowserSettings()) as host,
-            AgentHost(host, journal, settings=settings) as agents,
+            AgentHost(host, journal, settings=settings, recipes=recipes) as agents,
         ):
             yield agents
 

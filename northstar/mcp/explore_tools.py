@@ -1,6 +1,7 @@
 """Explore when no program fits: the agent sessions (``northstar.agent``) as MCP tools.
 
-``open_session``, ``observe``, ``act``, ``check`` and ``close_session`` are one call each of
+``open_session``, ``observe``, ``act``, ``check``, ``save_recipe`` and ``close_session`` are
+one call each of
 ``northstar.agent.AgentHost``, on the server's one browser (``SharedBrowser``) and its
 journal, so a session has the origins, credentials, at-most-once submissions and loop
 signals of the Python API, checked in one place. An answer's ``text`` (what a model reads)
@@ -11,7 +12,9 @@ The ``AgentHost`` (and the journal connection it writes through) is made by the 
 ``open_session``, so nothing is launched or created before a session is asked for; a call
 on a session before that is refused like one on any unknown session. ``aclose``, at
 server shutdown, closes the sessions still open: each run ends ``stopped``, or
-``blocked`` if a submission's outcome is unknown.
+``blocked`` if a submission's outcome is unknown. ``save_recipe`` writes into the server's
+first ``--recipes`` folder, so the saved procedure is a program the next ``list_programs``
+offers.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ class ExploreSettings:
     journal_path: Path
     project: str = "default"
     agent: AgentSettings = field(default_factory=AgentSettings)
+    recipes: Path = Path("recipes")  # where save_recipe writes NAME.yaml
 
 
 def opened_text(opened: SessionOpened) -> str:
@@ -69,7 +73,11 @@ class ExploreTools:
                 host = await self.browser.host()
                 journal = self._stack.enter_context(Journal.open(self.settings.journal_path))
                 agents = AgentHost(
-                    host, journal, settings=self.settings.agent, project=self.settings.project
+                    host,
+                    journal,
+                    settings=self.settings.agent,
+                    project=self.settings.project,
+                    recipes=self.settings.recipes,
                 )
                 self._agents = await self._stack.enter_async_context(agents)
             return self._agents
@@ -99,7 +107,7 @@ async def _replied(work: Awaitable[CallToolResult]) -> CallToolResult:
 
 
 def register_tools(server: MCPServer[Any], explore: ExploreTools) -> None:
-    """open_session, observe, act, check, close_session."""
+    """open_session, observe, act, check, save_recipe, close_session."""
 
     async def open_session(tabs: dict[str, Any]) -> CallToolResult:
         """Explore only when no program fits. Opens a browser context of its own:
@@ -183,6 +191,30 @@ def register_tools(server: MCPServer[Any], explore: ExploreTools) -> None:
 
         return await _replied(work())
 
+    async def save_recipe(
+        session_id: str,
+        credential: str,
+        name: str,
+        params: dict[str, str] | None = None,
+        overwrite: bool = False,
+    ) -> CallToolResult:
+        """Save what this session did as a program (recipes/NAME.yaml) that then runs with no
+        model: its successful actions as steps, typed values as parameters (a password as a
+        secret, never written), expectations from what each action visibly changed. A
+        submission with no visible result is refused by step name: check its result first.
+        name: lower-case letters, digits, - or _. params: rename proposed parameters
+        ({"name": "sender"}). An existing file is kept unless overwrite=true. Answers the
+        path, the definition hash and the YAML."""
+
+        async def work() -> CallToolResult:
+            agents = explore.running(session_id)
+            saved = await agents.save_recipe(
+                session_id, credential, name, params, overwrite=overwrite
+            )
+            return told(saved.text, saved.model_dump(mode="json"))
+
+        return await _replied(work())
+
     async def close_session(session_id: str, credential: str) -> CallToolResult:
         """Close the session's browser context. Its run ends stopped, or blocked when a
         submission's outcome is unknown."""
@@ -197,4 +229,5 @@ def register_tools(server: MCPServer[Any], explore: ExploreTools) -> None:
     server.add_tool(observe, annotations=ToolAnnotations(read_only_hint=True))
     server.add_tool(act, annotations=ToolAnnotations(destructive_hint=True))
     server.add_tool(check, annotations=ToolAnnotations(read_only_hint=True))
+    server.add_tool(save_recipe, annotations=ToolAnnotations(destructive_hint=False))
     server.add_tool(close_session, annotations=ToolAnnotations(destructive_hint=False))

@@ -51,7 +51,8 @@ INSTRUCTIONS = (
     "Explore only when no program fits: open_session (keep its session_id and credential), "
     "observe a tab, act on a [ref=...] of its latest observation or a target "
     "(submit: true for anything that sends or saves: it is sent at most once), "
-    "check what should hold, close_session when done. "
+    "check what should hold, save_recipe to keep what worked as a program, "
+    "close_session when done. "
     "A loop signal on an answer is advice that you repeat yourself without progress: "
     "change course; it blocked nothing and decides nothing."
 )
@@ -70,7 +71,9 @@ async def shared_state(options: ServerOptions) -> AsyncIterator[tuple[SharedBrow
     """The server's browser and the agent sessions on it; on every way out the sessions
     close first (journaled), while the browser they live in is still there."""
     browser = SharedBrowser(options.browser)
-    explore = ExploreTools(ExploreSettings(options.journal_path, options.project), browser)
+    recipes = options.folders[0] if options.folders else Path("recipes")
+    settings = ExploreSettings(options.journal_path, options.project, recipes=recipes)
+    explore = ExploreTools(settings, browser)
     try:
         yield browser, explore
     finally:

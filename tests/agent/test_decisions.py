@@ -50,6 +50,7 @@ def test_the_public_names_are_pinned() -> None:
         "AgentSettings",
         "CheckAnswer",
         "ObserveAnswer",
+        "RecipeSaved",
         "SessionClosed",
         "SessionOpened",
         "open_agent_host",

@@ -1,0 +1,518 @@
+"""From what an agent did to a recipe: its executed actions turned into a recipe document.
+
+Pure decisions over plain data; ``AgentSession`` collects the history and ``AgentHost``
+writes the file. What becomes of a session:
+
+- **Steps**: only actions that were executed and succeeded, once each (a submission
+  answered again with ``dispatched: false`` is not a new step). Observations are not steps.
+- **Targets**: role and exact name of the element as the observation showed it at the time
+  of the action, never a reference; narrowed ``within`` the nearest named ancestor when the
+  page had several alike. Without a name: the placeholder; then the agent's own target
+  (label, placeholder, test id, text). CSS only when nothing else is known, flagged with a
+  YAML comment.
+- **Parameters**: a typed (``fill``) or chosen (``select``) value becomes a parameter named
+  after the field's label (made plain), with the value as its default. A field the
+  observation marks sensitive (a password field) becomes a ``secret`` parameter with no
+  default: its value is never held here, so it cannot be written.
+- **Expectations**: what the action visibly caused. A new URL gives a ``url`` glob of its
+  stable part (any origin, the path, query values as ``*``); a heading or status that
+  appeared or changed gives a ``visible`` check. A ``check`` the agent made that held,
+  right after an action (before the next one), is kept as an expectation of that action.
+  A typed value inside an expectation is replaced by its parameter, so a run with fresh
+  values expects the fresh text.
+- **Submissions** (``submit=True``) are ``effect: submit`` steps; one with nothing to
+  expect gets a ``TODO`` comment and the draft is refused (``RecipeInvalid`` naming it).
+- **Tabs**: each role's ``start`` and ``origins``; the first role's origin is the site,
+  written ``{{ base_url }}`` so the recipe runs with ``--base-url``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+import yaml
+
+from northstar.agent.actions import ActRequest
+from northstar.errors import RecipeInvalid, UsageInvalid
+from northstar.monitor.observation import Node, Observation
+from northstar.monitor.screen_change import ScreenChange, ScreenChangeSettings, screen_change
+from northstar.plan.model import BoundTab
+from northstar.recipe.model import Check, Target
+
+__all__ = [
+    "DraftedRecipe",
+    "ElementSeen",
+    "ExecutedAction",
+    "HeldCheck",
+    "draft_recipe",
+    "element_seen",
+    "node_for_target",
+    "plain_recipe_name",
+    "record_action",
+    "visible_after",
+]
+
+_PLAIN_RECIPE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+_LABEL = re.compile(r'^(?P<role>\S+) "(?P<name>(?:[^"\\]|\\.)*)"$')
+_BUILT_INS = frozenset({"base_url", "iteration"})
+_VISIBLE_ROLES = ("heading", "status", "alert")
+_MAX_VISIBLE = 2  # expectations per step drawn from the screen change
+_MIN_LIFTED = 3  # shorter typed values are not replaced inside expectations
+_CSS_NOTE = "# target by CSS: the observation named no role, name, label or placeholder; review"
+_ACTED_ON = re.compile(
+    r'^(?P<role>[a-z]+)(?: "(?P<name>.*)")? <(?P<tag>[a-z0-9-]+)(?: type=(?P<type>[a-z-]+))?>'
+)
+_WHOLE_CHANGE = ScreenChangeSettings(max_items=10_000)
+_AMBIGUOUS_NOTE = "# TODO: several elements on the page matched this target; narrow it"
+
+
+@dataclass(frozen=True, slots=True)
+class ElementSeen:
+    """The acted-on element as the observation showed it at the time of the action."""
+
+    role: str
+    name: str
+    placeholder: str | None = None
+    sensitive: bool = False
+    unique: bool = True  # no other element of the page had this role and name
+    within: tuple[str, str] | None = None  # a unique named ancestor, when not unique
+
+
+@dataclass(frozen=True, slots=True)
+class ExecutedAction:
+    """One action that was performed and succeeded, with what it visibly caused."""
+
+    tab: str
+    action: str
+    target: Target | None  # the agent's own target; None when it acted by reference
+    element: ElementSeen | None
+    value: str | tuple[str, ...] | None  # None for a sensitive field: never held
+    submit: bool
+    url_before: str
+    url_after: str
+    appeared: tuple[dict[str, Any], ...] = ()  # checks from the screen change
+
+
+@dataclass(frozen=True, slots=True)
+class HeldCheck:
+    """A check the agent made that held; it may become the previous action's expectation."""
+
+    tab: str
+    check: Check
+
+
+@dataclass(frozen=True, slots=True)
+class DraftedRecipe:
+    """The recipe document: YAML text and the parameters it declares."""
+
+    name: str
+    text: str
+    params: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+def plain_recipe_name(name: str) -> str:
+    """``name`` if it is plain (lower-case letters, digits, ``-``, ``_``), else refused."""
+    if not isinstance(name, str) or not _PLAIN_RECIPE.fullmatch(name):
+        raise UsageInvalid(
+            f"recipe name {name!r} is not plain",
+            fix="Use 1 to 64 lower-case letters, digits, '-' or '_', starting with a letter "
+            "or digit (it becomes recipes/NAME.yaml).",
+        )
+    return name
+
+
+# Reading the observation (pure)
+
+
+def _parse_label(label: str) -> tuple[str, str] | None:
+    found = _LABEL.fullmatch(label)
+    if found is None:
+        return None
+    return found["role"], found["name"].replace('\\"', '"').replace("\\\\", "\\")
+
+
+def _count(observation: Observation, role: str, name: str) -> int:
+    return sum(1 for n in observation.nodes if n.role == role and n.name == name)
+
+
+def element_seen(observation: Observation, node: Node) -> ElementSeen:
+    """The element's role, name and scope in ``observation``, for a target that lasts."""
+    unique = bool(node.name) and _count(observation, node.role, node.name) == 1
+    within = None
+    if node.name and not unique:
+        for label in reversed(node.path[:-1]):
+            parsed = _parse_label(label)
+            if parsed is not None and _count(observation, *parsed) == 1:
+                within = parsed
+                break
+    return ElementSeen(
+        node.role, node.name, node.placeholder, node.sensitive, unique or not node.name, within
+    )
+
+
+def node_for_target(observation: Observation | None, target: Target | None) -> Node | None:
+    """The one node of ``observation`` an agent's exact ``target`` describes, if any."""
+    if observation is None or target is None or not target.exact or target.within is not None:
+        return None
+    found = [n for n in observation.nodes if _describes(target, n)]
+    return found[0] if len(found) == 1 else None
+
+
+def _describes(target: Target, node: Node) -> bool:
+    if target.role is not None:
+        return node.role == target.role and (target.name is None or node.name == target.name)
+    if target.label is not None:
+        return bool(node.ref) and node.name == target.label
+    if target.placeholder is not None:
+        return node.placeholder == target.placeholder
+    if target.text is not None:
+        return node.name == target.text or node.value == target.text
+    return False
+
+
+def visible_after(change: ScreenChange) -> tuple[dict[str, Any], ...]:
+    """``visible`` checks for the headings and statuses the action made appear or change."""
+    checks: list[dict[str, Any]] = []
+    for item in (*change.added, *change.changed):
+        if item.role not in _VISIBLE_ROLES or len(checks) >= _MAX_VISIBLE:
+            continue
+        text = (item.after.value if item.after is not None else None) or ""
+        if item.name:
+            checks.append({"visible": {"role": item.role, "name": item.name}})
+        elif text.strip():
+            checks.append({"visible": {"text": text.strip()}})
+    return tuple(checks)
+
+
+def _seen_by_adapter(acted_on: str) -> tuple[ElementSeen | None, bool]:
+    """The element the adapter resolved (``textbox "Password" <input type=password>``)."""
+    found = _ACTED_ON.match(acted_on)
+    if found is None:
+        return None, False
+    password = found["type"] == "password"
+    return ElementSeen(found["role"], found["name"] or "", sensitive=password), password
+
+
+def record_action(
+    request: ActRequest,
+    node: Node | None,
+    before: Observation | None,
+    after: Observation | None,
+    acted_on: str = "",
+) -> ExecutedAction:
+    """What a successful action did, for ``draft_recipe``; a sensitive value is dropped here."""
+    node = node or node_for_target(before, request.target)
+    seen = element_seen(before, node) if node is not None and before is not None else None
+    by_adapter, password = _seen_by_adapter(acted_on)
+    if seen is None and request.target is not None and request.target.css is not None:
+        seen = by_adapter  # a role and name the page gave, rather than CSS
+    sensitive = password or (seen is not None and seen.sensitive)
+    if seen is not None and sensitive and not seen.sensitive:
+        seen = ElementSeen(seen.role, seen.name, seen.placeholder, True, seen.unique, seen.within)
+    if seen is None and sensitive:
+        seen = by_adapter
+    change = screen_change(before, after, _WHOLE_CHANGE) if before and after else None
+    return ExecutedAction(
+        tab=request.tab,
+        action=request.action,
+        target=request.target,
+        element=seen,
+        value=None if sensitive else request.value,
+        submit=request.submit,
+        url_before=before.url if before is not None else "",
+        url_after=after.url if after is not None else "",
+        appeared=visible_after(change) if change is not None else (),
+    )
+
+
+# URLs
+
+
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}".lower()
+
+
+def _site_url(url: str, site: str) -> str:
+    """``url`` with the site's origin written as ``{{ base_url }}``."""
+    if _origin(url) != site:
+        return url
+    parts = urlsplit(url)
+    rest = parts.path or "/"
+    return "{{ base_url }}" + rest + (f"?{parts.query}" if parts.query else "")
+
+
+def url_glob(url: str) -> str:
+    """The stable part of ``url`` as a glob: any origin, its path, query values as ``*``."""
+    parts = urlsplit(url)
+    path = "/".join("*" if s.isdigit() else s for s in (parts.path or "/").split("/"))
+    pairs = parse_qsl(parts.query, keep_blank_values=True)
+    query = "&".join(f"{key}=*" for key, _ in pairs)
+    return "**" + path + (f"?{query}" if query else "")
+
+
+# Drafting
+
+
+@dataclass
+class _Drafting:
+    """The recipe under construction: parameters, steps and the notes on each step."""
+
+    site: str
+    renames: Mapping[str, str]
+    params: dict[str, dict[str, Any]] = field(default_factory=dict)
+    lifted: list[tuple[str, str]] = field(default_factory=list)  # (typed value, param)
+    steps: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[list[str]] = field(default_factory=list)
+    step_ids: set[str] = field(default_factory=set)
+    proposed: set[str] = field(default_factory=set)
+
+    def param(self, label: str, value: str | None, *, secret: bool) -> str:
+        proposed = _unique(_plain(label), self.proposed)
+        self.proposed.add(proposed)
+        name = self.renames.get(proposed, proposed)
+        if name in self.params or name in _BUILT_INS:
+            name = _unique(name, set(self.params) | _BUILT_INS)
+        if secret or value is None:
+            self.params[name] = {"type": "string", "secret": True, "required": True}
+        else:
+            self.params[name] = {"type": "string", "default": value}
+            self.lifted.append((value, name))
+        return name
+
+    def step_id(self, action: ExecutedAction) -> str:
+        label = action.element.name if action.element is not None else ""
+        if not label and action.target is not None:
+            label = action.target.matched_text or ""
+        base = _plain(f"{action.action} {label}".strip()).replace("_", "-")
+        chosen = _unique(base, self.step_ids, sep="-")
+        self.step_ids.add(chosen)
+        return chosen
+
+
+def _plain(label: str) -> str:
+    name = re.sub(r"[^a-z0-9]+", "_", label.lower()).strip("_")[:40].strip("_")
+    if not name:
+        return "value"
+    return f"p_{name}" if name[0].isdigit() else name
+
+
+def _unique(name: str, taken: set[str], *, sep: str = "_") -> str:
+    chosen, number = name, 1
+    while chosen in taken or chosen in _BUILT_INS:
+        number += 1
+        chosen = f"{name}{sep}{number}"
+    return chosen
+
+
+def _target(action: ExecutedAction) -> tuple[dict[str, Any] | None, list[str]]:
+    """The step's target and the comments it needs (css, ambiguity)."""
+    seen = action.element
+    if seen is not None and seen.name:
+        target: dict[str, Any] = {"role": seen.role, "name": seen.name}
+        if seen.within is not None:
+            target["within"] = {"role": seen.within[0], "name": seen.within[1]}
+        ambiguous = not seen.unique and seen.within is None
+        return target, [_AMBIGUOUS_NOTE] if ambiguous else []
+    if seen is not None and seen.placeholder:
+        return {"placeholder": seen.placeholder}, []
+    if action.target is not None:
+        given = action.target.model_dump(exclude_defaults=True, exclude_none=True)
+        return given, [_CSS_NOTE] if action.target.css is not None else []
+    if seen is not None:
+        return {"role": seen.role}, [_AMBIGUOUS_NOTE]
+    return None, []
+
+
+def _field_label(action: ExecutedAction) -> str:
+    seen, given = action.element, action.target
+    if seen is not None and (seen.name or seen.placeholder):
+        return seen.name or seen.placeholder or ""
+    return (given.matched_text or given.test_id or "") if given is not None else ""
+
+
+def _sensitive(action: ExecutedAction) -> bool:
+    return action.element is not None and action.element.sensitive
+
+
+def _body(draft: _Drafting, action: ExecutedAction) -> tuple[dict[str, Any], list[str]]:
+    """The step's action body (``{"fill": {...}}``) and its comments."""
+    kind, value = action.action, action.value
+    if kind == "goto":
+        return {"goto": _site_url(str(value), draft.site)}, []
+    target, notes = _target(action)
+    if kind == "press":
+        pressed: dict[str, Any] = {"key": value}
+        if target is not None:
+            pressed["target"] = target
+        return {"press": pressed}, notes
+    body: dict[str, Any] = {"target": target}
+    if kind == "fill":
+        secret = _sensitive(action) or value is None
+        name = draft.param(_field_label(action), None if secret else str(value), secret=secret)
+        body["value"] = "{{ " + name + " }}"
+    elif kind == "select" and isinstance(value, str):
+        name = draft.param(_field_label(action), value, secret=_sensitive(action))
+        body["value"] = "{{ " + name + " }}"
+    elif kind == "select":
+        body["values"] = list(value or ())
+    elif kind == "upload":
+        body["files"] = list(value) if isinstance(value, tuple) else [value]
+    return {kind: body}, notes
+
+
+def _expectations(action: ExecutedAction, held: Sequence[HeldCheck]) -> list[dict[str, Any]]:
+    expect: list[dict[str, Any]] = []
+    moved = action.url_before and action.url_after != action.url_before
+    if moved and action.action != "goto":
+        expect.append({"url": url_glob(action.url_after)})
+    expect.extend(action.appeared)
+    for made in held:
+        check = made.check.model_dump(mode="json", exclude_defaults=True, exclude_none=True)
+        if made.tab != action.tab:
+            check["tab"] = made.tab
+        if check not in expect and "value" not in check:  # a value check repeats typed input
+            expect.append(check)
+    return expect
+
+
+def _lift(value: Any, lifted: Sequence[tuple[str, str]]) -> Any:
+    """``value`` with every typed value in its strings replaced by its parameter."""
+    if isinstance(value, dict):
+        return {k: _lift(v, lifted) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_lift(v, lifted) for v in value]
+    if not isinstance(value, str):
+        return value
+    for typed, name in sorted(lifted, key=lambda pair: -len(pair[0])):
+        if len(typed) >= _MIN_LIFTED and typed in value:
+            value = value.replace(typed, "{{ " + name + " }}")
+    return value
+
+
+def _step(
+    draft: _Drafting, action: ExecutedAction, held: Sequence[HeldCheck]
+) -> tuple[dict[str, Any], list[str]]:
+    body, notes = _body(draft, action)
+    step: dict[str, Any] = {"id": draft.step_id(action), "tab": action.tab, **body}
+    expect = _lift(_expectations(action, held), draft.lifted)
+    if action.submit:
+        step["effect"] = "submit"
+        if not expect:
+            notes.append("# TODO: nothing visible changed after this submission; add `expect`")
+    if expect:
+        step["expect"] = expect
+    return step, notes
+
+
+def _grouped(
+    history: Sequence[ExecutedAction | HeldCheck],
+) -> list[tuple[ExecutedAction, list[HeldCheck]]]:
+    """Each action with the checks that held after it and before the next action."""
+    grouped: list[tuple[ExecutedAction, list[HeldCheck]]] = []
+    for entry in history:
+        if isinstance(entry, ExecutedAction):
+            grouped.append((entry, []))
+        elif grouped:
+            grouped[-1][1].append(entry)
+    return grouped
+
+
+def _tabs(tabs: Mapping[str, BoundTab], site: str) -> dict[str, Any]:
+    return {
+        role: {
+            "start": _site_url(tab.start or "", site),
+            "origins": ["{{ base_url }}" if o == site else o for o in tab.origins],
+        }
+        for role, tab in tabs.items()
+    }
+
+
+def draft_recipe(
+    name: str,
+    tabs: Mapping[str, BoundTab],
+    history: Sequence[ExecutedAction | HeldCheck],
+    *,
+    renames: Mapping[str, str] | None = None,
+    session_id: str = "",
+) -> DraftedRecipe:
+    """The recipe document for a session's history; refused if it could not validate."""
+    plain_recipe_name(name)
+    grouped = _grouped(history)
+    if not grouped:
+        raise UsageInvalid(
+            "the session has no executed action to save",
+            fix="Act on the page first (observations and checks are not steps).",
+        )
+    site = _origin(next(iter(tabs.values())).start or "")
+    draft = _Drafting(site=site, renames=renames or {})
+    for action, held in grouped:
+        step, notes = _step(draft, action, held)
+        draft.steps.append(step)
+        draft.notes.append(notes)
+    _check_renames(draft)
+    text = _yaml(name, draft, _tabs(tabs, site), session_id)
+    _refuse_todos(draft, text)
+    return DraftedRecipe(name=name, text=text, params=draft.params)
+
+
+def _check_renames(draft: _Drafting) -> None:
+    unknown = sorted(set(draft.renames) - draft.proposed)
+    bad = sorted(v for v in draft.renames.values() if not re.fullmatch(r"[A-Za-z_]\w*", v))
+    if unknown or bad:
+        what = f"no parameter named {unknown}" if unknown else f"not plain names: {bad}"
+        raise UsageInvalid(
+            f"params: {what}",
+            fix="Map proposed parameter names to plain names; proposed: "
+            + (", ".join(sorted(draft.proposed)) or "none"),
+        )
+
+
+def _refuse_todos(draft: _Drafting, text: str) -> None:
+    for step, notes in zip(draft.steps, draft.notes, strict=True):
+        if any(note.startswith("# TODO: nothing visible") for note in notes):
+            raise RecipeInvalid(
+                f"submission step {step['id']!r} has no expectation: nothing visible changed "
+                "after it (no new URL, heading or status), so its outcome could not be verified",
+                step=step["id"],
+                fix="Check what the submission shows (the check tool) right after it, then "
+                "save again.",
+            )
+
+
+class _RecipeDumper(yaml.SafeDumper):
+    """Small mappings of plain values on one line (``{role: button, name: Send}``)."""
+
+
+def _mapping(dumper: yaml.SafeDumper, value: dict[str, Any]) -> yaml.MappingNode:
+    plain = not any(isinstance(v, dict | list) for v in value.values())
+    leaf = plain and len(value) <= 4 and "id" not in value  # a step stays a block
+    return dumper.represent_mapping("tag:yaml.org,2002:map", value.items(), flow_style=leaf)
+
+
+_RecipeDumper.add_representer(dict, _mapping)
+
+
+def _dump(value: Any) -> str:
+    return yaml.dump(value, Dumper=_RecipeDumper, sort_keys=False, allow_unicode=True, width=100)
+
+
+def _yaml(name: str, draft: _Drafting, tabs: dict[str, Any], session_id: str) -> str:
+    origin = f"agent session {session_id}" if session_id else "an agent session"
+    head: dict[str, Any] = {
+        "name": name,
+        "version": 1,
+        "description": f"Saved from {origin}; runs with --base-url.",
+    }
+    if draft.params:
+        head["params"] = draft.params
+    head["tabs"] = tabs
+    lines = [_dump(head).rstrip("\n"), "steps:"]
+    for step, notes in zip(draft.steps, draft.notes, strict=True):
+        lines.extend(f"  {note}" for note in notes)
+        lines.extend(f"  {line}" for line in _dump([step]).rstrip("\n").split("\n"))
+    return "\n".join(lines) + "\n"
