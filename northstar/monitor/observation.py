@@ -233,7 +233,6 @@ class _RawNode:
     children: list[_RawNode] = field(default_factory=list)
 
 
-_ENTRY = re.compile(r"( *)- (.*)")
 _ATTR = re.compile(r"\[([a-z-]+)(?:=([^\]]*))?\]")
 _VALUE_ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{2}|.)")
 _DOUBLE_QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"')
@@ -307,11 +306,12 @@ def _parse_tree(text: str) -> list[_RawNode]:
     root = _RawNode(role="document")
     stack: list[tuple[int, _RawNode]] = [(-1, root)]
     for line in text.split("\n"):  # Not splitlines(): U+2028 and friends are text here.
-        match = _ENTRY.fullmatch(line)
-        if match is None:
+        # ``( *)- (.*)`` without a regex: string methods are faster on thousands of lines.
+        entry = line.lstrip(" ")
+        if not entry.startswith("- "):
             continue
-        depth = len(match.group(1))
-        key, value = _split_entry(match.group(2))
+        depth = len(line) - len(entry)
+        key, value = _split_entry(entry[2:])
         while stack[-1][0] >= depth:
             stack.pop()
         parent = stack[-1][1]
