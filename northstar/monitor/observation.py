@@ -343,12 +343,19 @@ def _walk(roots: Sequence[_RawNode]) -> Iterator[_RawNode]:
 # Redaction
 
 
-def _make_scrubber(secrets: Collection[str]) -> Callable[[str], str]:
-    """A function that replaces every secret value (in any of its forms) in a string."""
+def _make_scrubber(secrets: Collection[str]) -> Callable[[str], str] | None:
+    """A function that replaces every secret value (in any of its forms) in a string.
+
+    ``None`` when there are no secrets, so callers can skip the text altogether.
+    """
     pattern = secret_pattern([s for s in secrets if s.strip()])
     if pattern is None:
-        return lambda text: text
+        return None
     return lambda text: pattern.sub(REDACTED, text)
+
+
+def _unchanged(text: str) -> str:
+    return text
 
 
 def _optional(scrub: Callable[[str], str], text: str | None) -> str | None:
@@ -357,12 +364,19 @@ def _optional(scrub: Callable[[str], str], text: str | None) -> str | None:
 
 def _redact_tree(
     roots: Sequence[_RawNode],
-    scrub: Callable[[str], str],
+    scrub: Callable[[str], str] | None,
     sensitive_refs: Collection[str],
     password_values: Collection[str],
 ) -> None:
-    """Scrub secrets everywhere and blank the values of password fields, in place."""
+    """Scrub secrets everywhere and blank the values of password fields, in place.
+
+    ``scrub`` is ``None`` when there is no secret to look for; with no password field
+    either, nothing can change and the tree is not walked.
+    """
     passwords = {p for p in password_values if p}
+    if scrub is None and not sensitive_refs and not passwords:
+        return
+    scrub = scrub or _unchanged
     for node in _walk(roots):
         node.name = scrub(node.name)
         node.value, node.url = _optional(scrub, node.value), _optional(scrub, node.url)
@@ -521,9 +535,10 @@ def build_observation(
     current values, used as a second net: an editable node showing one of them is treated as
     a password field even if its reference changed between the two reads.
     """
-    scrub = _make_scrubber(secret_values)
+    scrubber = _make_scrubber(secret_values)
     roots = _parse_tree(snapshot_text)
-    _redact_tree(roots, scrub, set(sensitive_refs), password_values)
+    _redact_tree(roots, scrubber, set(sensitive_refs), password_values)
+    scrub = scrubber or _unchanged
     return Observation(
         tab=tab,
         url=scrub(url),
