@@ -32,6 +32,7 @@ from northstar.redaction import REDACTED, secret_pattern
 __all__ = [
     "CONTROL_ROLES",
     "EDITABLE_ROLES",
+    "NO_STATES",
     "ElementRef",
     "FrameScope",
     "MediaState",
@@ -419,12 +420,13 @@ def _states(attrs: dict[str, str]) -> NodeStates:
     )
 
 
-_NO_STATES = NodeStates()
+# Shared by every node without states, so readers can skip them by identity (``is``).
+NO_STATES = NodeStates()
 _NOT_STATES = frozenset({"ref", "cursor", "box"})
 
 
 def _to_node(raw: _RawNode, path: tuple[str, ...]) -> Node:
-    states = _states(raw.attrs) if raw.attrs.keys() - _NOT_STATES else _NO_STATES
+    states = _states(raw.attrs) if raw.attrs.keys() - _NOT_STATES else NO_STATES
     return Node(
         ref=raw.attrs.get("ref"),
         role=raw.role,
