@@ -19,7 +19,14 @@ from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from northstar.monitor.observation import MediaState, Node, NodeStates, Observation, node_label
+from northstar.monitor.observation import (
+    NO_STATES,
+    MediaState,
+    Node,
+    NodeStates,
+    Observation,
+    node_label,
+)
 
 __all__ = ["NodeView", "ScreenChange", "ScreenChangeItem", "ScreenChangeSettings", "screen_change"]
 
@@ -94,9 +101,13 @@ def _node_entry(node: Node) -> _Entry:
     return _Entry(node.path, node.role, node.name, (node.value, _state_words(node.states)))
 
 
-@functools.lru_cache(maxsize=512)
 def _state_words(states: NodeStates) -> tuple[str, ...]:
-    """A node's states without focus; cached because pages repeat a few combinations."""
+    """A node's states without focus; most nodes share ``NO_STATES`` and skip the cache."""
+    return () if states is NO_STATES else _cached_state_words(states)
+
+
+@functools.lru_cache(maxsize=512)
+def _cached_state_words(states: NodeStates) -> tuple[str, ...]:
     return states.labels(include_focus=False)
 
 
