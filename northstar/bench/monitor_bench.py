@@ -4,8 +4,11 @@
 
 Reports the monitor's cost per event over a mixed stream of 10,000 actions and observations
 (progress, menu toggles, repeated clicks, stagnant and passive stretches), whether its memory
-stays bounded (tracemalloc after 1,000 and after all events), and the time to capture and
-fingerprint an observation of a page with 1,000 elements in headless Chromium.
+stays bounded (tracemalloc after 1,000 and after all events), the time to capture and
+fingerprint an observation of a page with 1,000 elements in headless Chromium, and the
+agent's whole ``observe`` (``AgentHost`` on a real session over the fixture site's
+``/big`` page, whole page and what changed) against Playwright's ``aria_snapshot`` of the
+same tab in the same process: interleaved medians and their ratios (target at most 1.1x).
 
 Targets: under 50 microseconds per event, under 50 ms per observation. Figures depend on the
 machine; the capture time is mostly Playwright's own snapshot, reported on its own line.
