@@ -1,15 +1,17 @@
 """Read an ``Observation`` of one tab with Playwright.
 
-Three reads, in this order, then pure assembly in ``northstar.monitor.observation``:
+Up to three reads, then pure assembly in ``northstar.monitor.observation``:
 
-1. Per frame, one small script: the title, media state (images, video and audio; playback
-   state is not in the accessibility tree) and the password fields.
-2. For each password field, its own AI-mode aria snapshot, only to learn its reference.
-   Playwright keeps an element's reference while its role and name stay the same, so the
-   page snapshot taken next names the field with the same reference. This must come first:
-   any AI-mode snapshot replaces the one that ``aria-ref=`` locators resolve against.
-3. The page's AI-mode aria snapshot (``page.aria_snapshot(mode="ai")``), which includes
-   iframes and element references valid until the next snapshot of the page.
+1. At once (one round trip): per frame, one small script (the title, media state of
+   images, video and audio, whose playback state is not in the accessibility tree, and
+   the password fields), and the page's AI-mode aria snapshot
+   (``page.aria_snapshot(mode="ai")``), which includes iframes and element references
+   valid until the next snapshot of the page.
+2. Only when a frame has password fields: for each, its own AI-mode aria snapshot, only to
+   learn its reference. Playwright keeps an element's reference while its role and name
+   stay the same, so the page snapshot names the field with the same reference.
+3. Only then, the page's snapshot again: any AI-mode snapshot replaces the one that
+   ``aria-ref=`` locators resolve against, so the page's must be the last one taken.
 
 Secret values and the values of password fields are redacted before the observation exists;
 the raw snapshot text is never kept.
@@ -102,9 +104,15 @@ async def capture_observation(
     """
     async with converted_errors(f"observe tab {role!r}", tab=role, secrets=secret_values):
         frames = [f for f in page.frames if not f.is_detached()]
-        states = await asyncio.gather(*(_frame_state(page, f) for f in frames))
+        # The frame script and the page snapshot travel together: one round trip, not two.
+        states, snapshot_text = await asyncio.gather(
+            asyncio.gather(*(_frame_state(page, f) for f in frames)),
+            page.aria_snapshot(mode="ai"),
+        )
         sensitive_refs = await _password_refs(page, frames, states)
-        snapshot_text = await page.aria_snapshot(mode="ai")
+        if sensitive_refs or any(s.password_count for s in states):
+            # A field's own snapshot replaced the page's: take the page's again, last.
+            snapshot_text = await page.aria_snapshot(mode="ai")
     return build_observation(
         tab=role,
         url=page.url,

@@ -4,8 +4,11 @@
 
 Reports the monitor's cost per event over a mixed stream of 10,000 actions and observations
 (progress, menu toggles, repeated clicks, stagnant and passive stretches), whether its memory
-stays bounded (tracemalloc after 1,000 and after all events), and the time to capture and
-fingerprint an observation of a page with 1,000 elements in headless Chromium.
+stays bounded (tracemalloc after 1,000 and after all events), the time to capture and
+fingerprint an observation of a page with 1,000 elements in headless Chromium, and the
+agent's whole ``observe`` (``AgentHost`` on a real session over the fixture site's
+``/big`` page, whole page and what changed) against Playwright's ``aria_snapshot`` of the
+same tab in the same process: interleaved medians and their ratios (target at most 1.1x).
 
 Targets: under 50 microseconds per event, under 50 ms per observation. Figures depend on the
 machine; the capture time is mostly Playwright's own snapshot, reported on its own line.
@@ -24,10 +27,13 @@ import json
 import random
 import statistics
 import sys
+import tempfile
 import time
 import tracemalloc
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
 
 from northstar.logs import configure_logging
 from northstar.monitor.behavior import BehaviorMonitor
@@ -39,10 +45,11 @@ from northstar.monitor.fingerprints import (
 )
 from northstar.monitor.observation import build_observation
 
-__all__ = ["Figure", "main", "monitor_figures"]
+__all__ = ["Figure", "capture_figures", "main", "monitor_figures", "observe_figures"]
 
 TARGET_US_PER_EVENT = 50.0
 TARGET_MS_PER_OBSERVATION = 50.0
+TARGET_OBSERVE_RATIO = 1.1
 
 Event = ActionRecord | ObservationDigest
 
@@ -179,12 +186,20 @@ def _with_fingerprinting(events: int) -> float:
     return (time.perf_counter() - start) / events * 1e6
 
 
+def _kind_means(stream: Sequence[Event], costs: Sequence[float]) -> tuple[float, float]:
+    """Mean microseconds of ``record_action`` and of ``record_observation`` (a digest)."""
+    actions = [c for e, c in zip(stream, costs, strict=True) if isinstance(e, ActionRecord)]
+    looks = [c for e, c in zip(stream, costs, strict=True) if not isinstance(e, ActionRecord)]
+    return statistics.fmean(actions or [0.0]), statistics.fmean(looks or [0.0])
+
+
 def monitor_figures(events: int) -> list[Figure]:
     """Cost per event and memory of the monitor over ``events`` events."""
     stream = workload(events)
     _timed_events(stream[:1_000])  # warm up caches and the allocator
     costs, raised = _timed_events(stream)
     mean = _mean_cost(stream)
+    per_action, per_observation = _kind_means(stream, costs)
     p99 = statistics.quantiles(costs, n=100)[98]
     early, late = _memory(stream)
     bounded = late - early <= max(16 * 1024, early // 10)
@@ -199,6 +214,22 @@ def monitor_figures(events: int) -> list[Figure]:
             mean < TARGET_US_PER_EVENT,
         ),
         Figure("monitor_us_per_event_p99", "monitor: p99 cost per event", p99, "µs"),
+        Figure(
+            "monitor_us_per_action",
+            "monitor: record_action, mean per call",
+            per_action,
+            "µs",
+            f"< {TARGET_US_PER_EVENT:g} µs",
+            per_action < TARGET_US_PER_EVENT,
+        ),
+        Figure(
+            "monitor_us_per_observation",
+            "monitor: record_observation of a digest, mean per call",
+            per_observation,
+            "µs",
+            f"< {TARGET_US_PER_EVENT:g} µs",
+            per_observation < TARGET_US_PER_EVENT,
+        ),
         Figure("monitor_signals_raised", "monitor: signals raised in the stream", raised, ""),
         Figure(
             "monitor_us_per_fingerprinted_observation",
@@ -298,12 +329,107 @@ def capture_figures(elements: int, rounds: int, browser: str | None) -> list[Fig
     ]
 
 
+# Agent observe figures
+
+_LOOKS = ("snapshot", "full", "summary")
+
+
+async def _timed_look(look: str, agents: Any, opened: Any, page: Any) -> float:
+    """Milliseconds of one look: Playwright's snapshot, or the agent's whole ``observe``."""
+    start = time.perf_counter()
+    if look == "snapshot":
+        await page.aria_snapshot(mode="ai")
+    else:
+        answer = await agents.observe(
+            opened.session_id, opened.credential, "bench", full=look == "full"
+        )
+        assert answer.full is (look == "full"), "the summary look showed the whole page"
+    return (time.perf_counter() - start) * 1_000
+
+
+async def _look_rounds(agents: Any, opened: Any, page: Any, rounds: int) -> dict[str, list[float]]:
+    """Each look ``rounds`` times, interleaved (A B C, C B A, ...) so load drifts evenly."""
+    samples: dict[str, list[float]] = {look: [] for look in _LOOKS}
+    for round_number in range(rounds + 2):  # two warm-up rounds
+        order = _LOOKS if round_number % 2 == 0 else tuple(reversed(_LOOKS))
+        for look in order:
+            elapsed = await _timed_look(look, agents, opened, page)
+            if round_number >= 2:
+                samples[look].append(elapsed)
+    return samples
+
+
+async def _observe_samples(
+    elements: int, rounds: int, browser: str | None
+) -> dict[str, list[float]]:
+    """An agent session on the fixture site's ``/big`` page; the site runs in its own process."""
+    from browser_adapters import PlaywrightHost
+    from fixtures.site_process import SiteProcess
+    from northstar.agent import AgentHost
+    from northstar.browser_settings import BrowserSettings
+    from northstar.journal import Journal
+
+    with (
+        SiteProcess() as site,
+        tempfile.TemporaryDirectory() as folder,
+        Journal.open(Path(folder) / "journal.db") as journal,
+    ):
+        async with (
+            PlaywrightHost(BrowserSettings(executable=browser)) as host,
+            AgentHost(host, journal) as agents,
+        ):
+            start = f"{site.base_url}/big?n={elements}"
+            opened = await agents.open_session({"bench": {"start": start}})
+            # The session's own tab: the only context on the host is the session's.
+            page = host.browser.contexts[-1].pages[0]
+            await agents.observe(opened.session_id, opened.credential, "bench")
+            return await _look_rounds(agents, opened, page, rounds)
+
+
+def observe_figures(elements: int, rounds: int, browser: str | None) -> list[Figure]:
+    """The agent's ``observe`` against Playwright's own snapshot of the same page (medians)."""
+    samples = asyncio.run(_observe_samples(elements, rounds, browser))
+    snapshot = statistics.median(samples["snapshot"])
+    full = statistics.median(samples["full"])
+    summary = statistics.median(samples["summary"])
+    return [
+        Figure(
+            "observe_full_ms",
+            f"agent observe, whole page, {elements:,} elements (median of {rounds})",
+            full,
+            "ms",
+        ),
+        Figure("observe_summary_ms", "agent observe, what changed (median)", summary, "ms"),
+        Figure(
+            "observe_snapshot_ms", "  Playwright aria_snapshot, same page (median)", snapshot, "ms"
+        ),
+        Figure(
+            "observe_full_ratio",
+            "  observe whole page / aria_snapshot",
+            full / snapshot,
+            "x",
+            f"<= {TARGET_OBSERVE_RATIO:g}x",
+            full / snapshot <= TARGET_OBSERVE_RATIO,
+        ),
+        Figure(
+            "observe_summary_ratio",
+            "  observe what changed / aria_snapshot",
+            summary / snapshot,
+            "x",
+            f"<= {TARGET_OBSERVE_RATIO:g}x",
+            summary / snapshot <= TARGET_OBSERVE_RATIO,
+        ),
+    ]
+
+
 # Output
 
 
 def _format_value(figure: Figure) -> str:
     if figure.unit == "":
         return f"{figure.value:,.0f}"
+    if figure.unit == "x":
+        return f"{figure.value:.2f}x"
     return f"{figure.value:,.1f} {figure.unit}"
 
 
@@ -340,6 +466,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     figures = monitor_figures(args.events)
     if not args.no_browser:
         figures += capture_figures(args.elements, args.rounds, args.browser)
+        figures += observe_figures(args.elements, args.rounds, args.browser)
     if args.json:
         report = {
             "figures": {f.key: asdict(f) for f in figures},

@@ -46,6 +46,7 @@ from northstar.errors import StaleReference
 from northstar.monitor.observation import (
     CONTROL_ROLES,
     EDITABLE_ROLES,
+    NO_STATES,
     ElementRef,
     MediaState,
     Node,
@@ -92,9 +93,16 @@ def _digest(payload: Any) -> str:
 # Observations
 
 
-@functools.lru_cache(maxsize=512)
 def _state_words(states: NodeStates) -> tuple[str, ...]:
-    """A node's states without focus; cached because pages repeat a few combinations."""
+    """A node's states without focus; cached because pages repeat a few combinations.
+
+    Most nodes share ``NO_STATES``; an identity check spares hashing them.
+    """
+    return () if states is NO_STATES else _cached_state_words(states)
+
+
+@functools.lru_cache(maxsize=512)
+def _cached_state_words(states: NodeStates) -> tuple[str, ...]:
     return states.labels(include_focus=False)
 
 
@@ -137,7 +145,8 @@ def fingerprint_observation(observation: Observation) -> str:
 
 
 def _coarse_text(text: str | None) -> str | None:
-    return None if text is None else _CLOCK.sub("<time>", text)
+    # Both kinds of clock time hold a colon; most text has none and skips the regex.
+    return text if text is None or ":" not in text else _CLOCK.sub("<time>", text)
 
 
 def _node_coarse(node: Node) -> list[Any]:

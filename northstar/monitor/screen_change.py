@@ -13,13 +13,20 @@ items did not fit. Changed items come first, then added, then removed, each in p
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from northstar.monitor.observation import MediaState, Node, Observation, node_label
+from northstar.monitor.observation import (
+    NO_STATES,
+    MediaState,
+    Node,
+    NodeStates,
+    Observation,
+    node_label,
+)
 
 __all__ = ["NodeView", "ScreenChange", "ScreenChangeItem", "ScreenChangeSettings", "screen_change"]
 
@@ -72,19 +79,36 @@ class ScreenChange(_Frozen):
         return nothing and self.url_before == self.url_after
 
 
-@dataclass(frozen=True, slots=True)
-class _Entry:
-    """A comparable node or media element; internal, never leaves this module."""
+# What a node showed, as ``NodeView`` holds it: (value, states). Plain tuples while comparing
+# thousands of nodes; a ``NodeView`` is built only for the items a screen change keeps.
+_View = tuple[str | None, tuple[str, ...]]
+
+
+class _Entry(NamedTuple):
+    """A comparable node or media element; internal, never leaves this module.
+
+    A named tuple rather than a frozen dataclass: it is built for every node of both
+    observations, and a tuple is built several times faster.
+    """
 
     path: tuple[str, ...]
     role: str
     name: str
-    view: NodeView
+    view: _View
 
 
 def _node_entry(node: Node) -> _Entry:
-    view = NodeView(value=node.value, states=node.states.labels(include_focus=False))
-    return _Entry(node.path, node.role, node.name, view)
+    return _Entry(node.path, node.role, node.name, (node.value, _state_words(node.states)))
+
+
+def _state_words(states: NodeStates) -> tuple[str, ...]:
+    """A node's states without focus; most nodes share ``NO_STATES`` and skip the cache."""
+    return () if states is NO_STATES else _cached_state_words(states)
+
+
+@functools.lru_cache(maxsize=512)
+def _cached_state_words(states: NodeStates) -> tuple[str, ...]:
+    return states.labels(include_focus=False)
 
 
 def _media_entry(item: MediaState) -> _Entry:
@@ -93,9 +117,8 @@ def _media_entry(item: MediaState) -> _Entry:
         for flag in ("loaded", "paused", "ended", "muted")
         if getattr(item, flag) is not None
     )
-    view = NodeView(value=item.src or None, states=states)
     label = node_label(item.kind, item.name)
-    return _Entry(("media", label), item.kind, item.name, view)
+    return _Entry(("media", label), item.kind, item.name, (item.src or None, states))
 
 
 def _entries(observation: Observation) -> Iterator[_Entry]:
@@ -111,7 +134,7 @@ def _keyed(entries: Iterable[_Entry]) -> dict[_NodeKey, _Entry]:
     keyed: dict[_NodeKey, _Entry] = {}
     occurrences: dict[tuple[tuple[str, ...], str | None], int] = {}
     for entry in entries:
-        content = entry.view.value if not entry.name else None
+        content = entry.view[0] if not entry.name else None
         base = (entry.path, content)
         count = occurrences.get(base, 0)
         occurrences[base] = count + 1
@@ -120,7 +143,7 @@ def _keyed(entries: Iterable[_Entry]) -> dict[_NodeKey, _Entry]:
 
 
 _Change = Literal["added", "removed", "changed"]
-_Difference = tuple[_Change, _Entry, NodeView | None, NodeView | None]
+_Difference = tuple[_Change, _Entry, _View | None, _View | None]
 
 
 def _differences(old: dict[_NodeKey, _Entry], new: dict[_NodeKey, _Entry]) -> list[_Difference]:
@@ -139,6 +162,10 @@ def _differences(old: dict[_NodeKey, _Entry], new: dict[_NodeKey, _Entry]) -> li
     return changed + added + removed
 
 
+def _node_view(view: _View | None) -> NodeView | None:
+    return None if view is None else NodeView(value=view[0], states=view[1])
+
+
 def _item(difference: _Difference) -> ScreenChangeItem:
     change, entry, before, after = difference
     return ScreenChangeItem(
@@ -146,8 +173,8 @@ def _item(difference: _Difference) -> ScreenChangeItem:
         path=entry.path,
         role=entry.role,
         name=entry.name,
-        before=before,
-        after=after,
+        before=_node_view(before),
+        after=_node_view(after),
     )
 
 
