@@ -20,11 +20,11 @@ offers.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, ToolAnnotations
@@ -36,7 +36,15 @@ from northstar.journal import Journal
 from northstar.mcp.shared_browser import SharedBrowser
 from northstar.mcp.tool_results import refusal, told
 
-__all__ = ["ExploreSettings", "ExploreTools", "opened_text", "register_tools"]
+__all__ = [
+    "ExploreSettings",
+    "ExploreTools",
+    "ExploreToolset",
+    "opened_text",
+    "register_tools",
+]
+
+_A = TypeVar("_A")
 
 
 @dataclass(frozen=True)
@@ -99,44 +107,49 @@ class ExploreTools:
             await self._stack.aclose()
 
 
-async def _replied(work: Awaitable[CallToolResult]) -> CallToolResult:
+async def _replied(work: Awaitable[Any]) -> CallToolResult:
+    """An agent answer as a tool result (its text, its fields); a coded error as a refusal."""
     try:
-        return await work
+        answer = await work
     except NorthstarError as exc:
         return refusal(exc)
+    if isinstance(answer, CallToolResult):
+        return answer
+    return told(answer.text, answer.model_dump(mode="json"))
 
 
-def register_tools(server: MCPServer[Any], explore: ExploreTools) -> None:
-    """open_session, observe, act, check, save_recipe, close_session."""
+class ExploreToolset:
+    """The tools, one method each; their docstrings are what an agent reads."""
 
-    async def open_session(tabs: dict[str, Any]) -> CallToolResult:
+    def __init__(self, explore: ExploreTools) -> None:
+        self._explore = explore
+
+    async def open_session(self, tabs: dict[str, Any]) -> CallToolResult:
         """Explore only when no program fits. Opens a browser context of its own:
         tabs = {"role": {"start": "http://host/path", "origins": ["http://host"]}}
         (origins default to the start URL's; leaving them is ORIGIN_BLOCKED). Answers
         session_id and credential: keep both, every other call needs them."""
+        return await _replied(self._open(tabs))
 
-        async def work() -> CallToolResult:
-            bind_session_tabs(tabs)  # a wrong one is refused before a browser is launched
-            opened = await (await explore.opening()).open_session(tabs)
-            return told(opened_text(opened), opened.model_dump(mode="json"))
-
-        return await _replied(work())
+    async def _open(self, tabs: dict[str, Any]) -> CallToolResult:
+        bind_session_tabs(tabs)  # a wrong one is refused before a browser is launched
+        opened = await (await self._explore.opening()).open_session(tabs)
+        return told(opened_text(opened), opened.model_dump(mode="json"))
 
     async def observe(
-        session_id: str, credential: str, tab: str, full: bool = False
+        self, session_id: str, credential: str, tab: str, full: bool = False
     ) -> CallToolResult:
         """A tab's page as text with element references [ref=eN]: the whole page the first
         time, on a new URL or with full=true; otherwise only what changed since the tab's
         last observation (~ changed, + added, - removed)."""
-
-        async def work() -> CallToolResult:
-            agents = explore.running(session_id)
-            seen = await agents.observe(session_id, credential, tab, full=full)
-            return told(seen.text, seen.model_dump(mode="json"))
-
-        return await _replied(work())
+        return await _replied(
+            self._on(
+                session_id, lambda agents: agents.observe(session_id, credential, tab, full=full)
+            )
+        )
 
     async def act(
+        self,
         session_id: str,
         credential: str,
         tab: str,
@@ -154,26 +167,26 @@ def register_tools(server: MCPServer[Any], explore: ExploreTools) -> None:
         {"label": ...}, {"text": ...}). value: the text, option(s), key, file(s) or URL.
         submit=true for anything that sends or saves: journaled first and sent at most
         once; the same call again (or the same key) answers the first result."""
-
-        async def work() -> CallToolResult:
-            agents = explore.running(session_id)
-            did = await agents.act(
+        return await _replied(
+            self._on(
                 session_id,
-                credential,
-                tab,
-                action,
-                ref=ref,
-                target=target,
-                value=value,
-                submit=submit,
-                key=key,
-                timeout_ms=timeout_ms,
+                lambda agents: agents.act(
+                    session_id,
+                    credential,
+                    tab,
+                    action,
+                    timeout_ms=timeout_ms,
+                    ref=ref,
+                    target=target,
+                    value=value,
+                    submit=submit,
+                    key=key,
+                ),
             )
-            return told(did.text, did.model_dump(mode="json"))
-
-        return await _replied(work())
+        )
 
     async def check(
+        self,
         session_id: str,
         credential: str,
         tab: str,
@@ -183,15 +196,17 @@ def register_tools(server: MCPServer[Any], explore: ExploreTools) -> None:
         """Wait for a recipe check on the tab and say whether it held; changes nothing.
         check: {"visible": {"role": "heading", "name": "Thanks"}}, {"url": "**/done*"},
         {"title": {"contains": "Saved"}}, {"hidden": {"text": "Loading"}} ..."""
-
-        async def work() -> CallToolResult:
-            agents = explore.running(session_id)
-            held = await agents.check(session_id, credential, tab, check, timeout_ms=timeout_ms)
-            return told(held.text, held.model_dump(mode="json"))
-
-        return await _replied(work())
+        return await _replied(
+            self._on(
+                session_id,
+                lambda agents: agents.check(
+                    session_id, credential, tab, check, timeout_ms=timeout_ms
+                ),
+            )
+        )
 
     async def save_recipe(
+        self,
         session_id: str,
         credential: str,
         name: str,
@@ -205,29 +220,40 @@ def register_tools(server: MCPServer[Any], explore: ExploreTools) -> None:
         name: lower-case letters, digits, - or _. params: rename proposed parameters
         ({"name": "sender"}). An existing file is kept unless overwrite=true. Answers the
         path, the definition hash and the YAML."""
-
-        async def work() -> CallToolResult:
-            agents = explore.running(session_id)
-            saved = await agents.save_recipe(
-                session_id, credential, name, params, overwrite=overwrite
+        return await _replied(
+            self._on(
+                session_id,
+                lambda agents: agents.save_recipe(
+                    session_id, credential, name, params, overwrite=overwrite
+                ),
             )
-            return told(saved.text, saved.model_dump(mode="json"))
+        )
 
-        return await _replied(work())
-
-    async def close_session(session_id: str, credential: str) -> CallToolResult:
+    async def close_session(self, session_id: str, credential: str) -> CallToolResult:
         """Close the session's browser context. Its run ends stopped, or blocked when a
         submission's outcome is unknown."""
+        return await _replied(
+            self._on(session_id, lambda agents: agents.close_session(session_id, credential))
+        )
 
-        async def work() -> CallToolResult:
-            closed = await explore.running(session_id).close_session(session_id, credential)
-            return told(closed.text, closed.model_dump(mode="json"))
+    async def _on(self, session_id: str, use: Callable[[AgentHost], Awaitable[_A]]) -> _A:
+        """``use`` on the host of open sessions; an unknown session is refused in here, so
+        ``_replied`` turns it into the coded line."""
+        return await use(self._explore.running(session_id))
 
-        return await _replied(work())
 
-    server.add_tool(open_session, annotations=ToolAnnotations(destructive_hint=False))
-    server.add_tool(observe, annotations=ToolAnnotations(read_only_hint=True))
-    server.add_tool(act, annotations=ToolAnnotations(destructive_hint=True))
-    server.add_tool(check, annotations=ToolAnnotations(read_only_hint=True))
-    server.add_tool(save_recipe, annotations=ToolAnnotations(destructive_hint=False))
-    server.add_tool(close_session, annotations=ToolAnnotations(destructive_hint=False))
+_ANNOTATIONS = {
+    "open_session": ToolAnnotations(destructive_hint=False),
+    "observe": ToolAnnotations(read_only_hint=True),
+    "act": ToolAnnotations(destructive_hint=True),
+    "check": ToolAnnotations(read_only_hint=True),
+    "save_recipe": ToolAnnotations(destructive_hint=False),
+    "close_session": ToolAnnotations(destructive_hint=False),
+}
+
+
+def register_tools(server: MCPServer[Any], explore: ExploreTools) -> None:
+    """open_session, observe, act, check, save_recipe, close_session, in that order."""
+    toolset = ExploreToolset(explore)
+    for name, hints in _ANNOTATIONS.items():
+        server.add_tool(getattr(toolset, name), annotations=hints)
