@@ -66,7 +66,8 @@ class _InstantSession:
         return None
 
     async def observe(self, tab: str) -> Observation:
-        raise NotImplementedError("the stored path takes no observations")
+        # The stored path observes a step's tab once per run, for a later diagnosis.
+        return Observation(tab=tab, url=f"{FAKE_BASE_URL}/form", snapshot_id="fake")
 
 
 class _InstantHost:

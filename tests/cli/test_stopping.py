@@ -43,7 +43,9 @@ SENT = {SubmissionState.VERIFIED, SubmissionState.DISPATCHED, SubmissionState.UN
 @pytest.fixture
 def recipe(tmp_path: Path) -> Path:
     path = tmp_path / "fault-post.yaml"
-    path.write_text(RECIPE)
+    # Reconcile runs as its own process right after the fault, with the real clock: a settle
+    # period of 0 lets its probe prove a submission absent at once (the click never ran).
+    path.write_text(RECIPE.replace("    effect: submit\n", "    effect: submit\n    settle: 0\n", 1))
     return path
 
 
