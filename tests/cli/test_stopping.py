@@ -45,7 +45,9 @@ def recipe(tmp_path: Path) -> Path:
     path = tmp_path / "fault-post.yaml"
     # Reconcile runs as its own process right after the fault, with the real clock: a settle
     # period of 0 lets its probe prove a submission absent at once (the click never ran).
-    settled_at_once = RECIPE.replace("    effect: submit\n", "    effect: submit\n    settle: 0\n", 1)
+    settled_at_once = RECIPE.replace(
+        "    effect: submit\n", "    effect: submit\n    settle: 0\n", 1
+    )
     path.write_text(settled_at_once)
     return path
 
