@@ -108,6 +108,9 @@ class _AwaitedPopup:
         return self.role
 
 
+_POPUP_CLOSE_S = 5.0  # closing a popup is one round trip; a bound, not a pause
+
+
 class PlaywrightSession:
     """Implements ``northstar.browser.BrowserSession`` over one ``BrowserContext``."""
 
@@ -260,7 +263,7 @@ class PlaywrightSession:
         if step.opens_tab is None:
             acted_on = await self._act(page, step, before_dispatch)
             self._raise_if_blocked(step.tab)
-            return (*acted_on, *self._take_notices())
+            return (*acted_on, *await self._take_notices())
         self._awaited = _AwaitedPopup(step.tab, step.opens_tab)
         try:
             async with converted_errors(f"{step.id} opening tab {step.opens_tab!r}", tab=step.tab):
@@ -275,7 +278,7 @@ class PlaywrightSession:
         self._raise_if_blocked(step.opens_tab)
         found = self._shown_url(popup)
         opened = Evidence("tab_opened", step.opens_tab, f"popup of {step.id}", True, found)
-        return (*acted_on, opened, *self._take_notices())
+        return (*acted_on, opened, *await self._take_notices())
 
     def _shown_url(self, page: Page) -> str:
         """A page's URL for evidence: a secret in a query string stays out of the record."""
@@ -304,7 +307,9 @@ class PlaywrightSession:
             if asked.outside:
                 raise OriginBlocked(_undeclared_message(asked, opener, self._secrets), tab=opener)
 
-    def _take_notices(self) -> tuple[Evidence, ...]:
+    async def _take_notices(self) -> tuple[Evidence, ...]:
+        if self._closing:  # popups the step opened are still being closed: wait, bounded
+            await asyncio.wait(set(self._closing), timeout=_POPUP_CLOSE_S)
         self._settle_undeclared()
         notices, self._notices = tuple(self._notices), []
         return notices
@@ -322,7 +327,7 @@ class PlaywrightSession:
         self._blocked.pop(step.tab, None)
         acted_on = await self._act(page, step, before_dispatch, referenced=locator)
         self._raise_if_blocked(step.tab)
-        return (*acted_on, *self._take_notices())
+        return (*acted_on, *await self._take_notices())
 
     async def _referenced(self, page: Page, step: BoundStep, reference: ElementRef) -> Locator:
         """The reference's element, or ``StaleReference`` naming what it was (nothing sent)."""
