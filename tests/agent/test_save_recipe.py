@@ -9,9 +9,7 @@ values verifies three times, with three more submissions on the fixture server.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -25,25 +23,15 @@ from northstar.agent import AgentHost
 from northstar.errors import RecipeInvalid, UsageInvalid
 from northstar.journal import Journal
 from tests.agent.conftest import ref_of
+from tests.cli.test_cli_run import northstar as cli
 
 pytestmark = pytest.mark.browser
 
-ENTRY = "from northstar.__main__ import main; main()"
-
 
 def northstar(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    """The CLI in a process of its own, with a journal in ``cwd`` and no NORTHSTAR_ settings."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("NORTHSTAR_")}
-    env["NORTHSTAR_JOURNAL"] = str(cwd / "run-journal.db")
-    return subprocess.run(
-        [sys.executable, "-c", ENTRY, *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-    )
+    """The CLI in a process of its own, with a journal of its own beside the session's."""
+    journal = str(cwd / "run-journal.db")
+    return cli(*args, cwd=cwd, extra_env={"NORTHSTAR_JOURNAL": journal}, timeout=180)
 
 
 @pytest.fixture

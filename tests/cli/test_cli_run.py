@@ -27,7 +27,7 @@ SECRET = "pw-7c1d-not-for-logs"
 
 
 def northstar(
-    *args: str, cwd: Path, extra_env: dict[str, str] | None = None
+    *args: str, cwd: Path, extra_env: dict[str, str] | None = None, timeout: float = 120
 ) -> subprocess.CompletedProcess[str]:
     """Run the CLI in ``cwd`` with a journal there and no NORTHSTAR_* settings inherited."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("NORTHSTAR_")}
@@ -39,7 +39,7 @@ def northstar(
         env=env,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=timeout,
         check=False,
     )
 

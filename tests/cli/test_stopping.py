@@ -29,6 +29,7 @@ from northstar.cli._inputs import build_request
 from northstar.composition import resolve_credential
 from northstar.journal import Journal, SubmissionState
 from northstar.run.recovery import resume_run
+from tests.cli.test_cli_run import northstar as cli
 from tests.run.test_never_twice import RECIPE, titles
 
 pytestmark = pytest.mark.browser
@@ -137,17 +138,7 @@ def journal_sent(journal_path: Path, run_id: str) -> int:
 
 
 def northstar(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("NORTHSTAR_")}
-    env["NORTHSTAR_JOURNAL"] = str(cwd / "journal.db")
-    return subprocess.run(
-        [sys.executable, "-c", ENTRY, *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-    )
+    return cli(*args, cwd=cwd, timeout=180)  # a resume of 20 iterations, on a loaded machine
 
 
 def settle_and_resume(run_id: str, prefix: str, tmp_path: Path, code: int) -> None:
