@@ -1,9 +1,8 @@
-"""``northstar run``, ``validate`` and ``schema``: the commands that start or check recipes."""
+"""``northstar run`` and ``validate``: the commands that start or check recipes."""
 
 from __future__ import annotations
 
 import asyncio
-import json
 import sys
 from collections.abc import Awaitable, Callable
 from contextlib import suppress
@@ -24,14 +23,14 @@ from northstar.cli._output import (
     format_error,
     report_outcome,
 )
+from northstar.cli.lint_commands import print_warnings
 from northstar.cli.progress import Progress
 from northstar.composition import load_compiled, run_recipe
 from northstar.errors import NorthstarError
-from northstar.recipe.model import Recipe
 from northstar.results import IterationResult
 from northstar.run.execution import RunOutcome, StopSignal
 
-__all__ = ["browser_settings", "run", "run_with_signals", "schema", "validate"]
+__all__ = ["browser_settings", "run", "run_with_signals", "validate"]
 
 
 def browser_settings(options: dict[str, Any]) -> BrowserSettings:
@@ -141,10 +140,5 @@ def validate(recipes: tuple[str, ...]) -> None:
             continue
         recipe = compiled.recipe
         click.echo(f"ok {path}: {recipe.name} v{recipe.version}, {len(recipe.steps)} steps")
+        print_warnings(path, lambda line: click.echo(line, err=True))  # advice: exit unchanged
     sys.exit(EXIT_CODES["bad_input"] if failed else 0)
-
-
-@click.command()
-def schema() -> None:
-    """Print the JSON Schema of the recipe format (for editors)."""
-    click.echo(json.dumps(Recipe.model_json_schema(by_alias=True), indent=2))

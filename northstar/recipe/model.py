@@ -10,7 +10,14 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    WithJsonSchema,
+    model_validator,
+)
 
 __all__ = [
     "ACTION_KINDS",
@@ -57,11 +64,17 @@ def _scalar_to_text(value: Any) -> Any:
     return value
 
 
-Text = Annotated[str, BeforeValidator(_scalar_to_text)]
+# The schema says what the loader accepts: text, or a number read as its text.
+Text = Annotated[
+    str, BeforeValidator(_scalar_to_text), WithJsonSchema({"type": ["string", "number"]})
+]
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    # Each field's docstring is its description in `northstar schema` (editors show it).
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, populate_by_name=True, use_attribute_docstrings=True
+    )
 
 
 class Target(_Model):
@@ -77,7 +90,9 @@ class Target(_Model):
     """
 
     role: str | None = None
+    """ARIA role of the element (button, link, textbox, heading, ...); pairs with `name`."""
     name: Text | None = None
+    """Accessible name of the element with `role` (its label or visible text)."""
     exact: bool = Field(
         default=True,
         description=(
@@ -88,12 +103,19 @@ class Target(_Model):
         ),
     )
     label: Text | None = None
+    """Text of the form field's label (`<label>`, aria-label or aria-labelledby)."""
     placeholder: Text | None = None
+    """Placeholder text of an input."""
     text: Text | None = None
+    """Visible text of the element."""
     test_id: Text | None = None
+    """Value of the element's `data-testid` attribute."""
     css: str | None = None
+    """A CSS selector: the last resort, it breaks when the markup changes."""
     within: Target | None = None
+    """Another target this one is searched inside (narrows a repeated name)."""
     frame: str | None = None
+    """The iframe the target is in: a CSS selector, or the frame's `name` or `title`."""
 
     @model_validator(mode="after")
     def _one_locator(self) -> Target:
@@ -146,25 +168,38 @@ class TargetAction(_Model):
     """An action that needs only its target: click, check, uncheck, hover."""
 
     target: Target
+    """The element acted on."""
 
 
 class ClickAction(TargetAction):
+    """A click on the target (which mouse button, how many times)."""
+
     button: Literal["left", "right", "middle"] = "left"
+    """Mouse button to click with."""
     count: int = Field(default=1, ge=1, le=3)
+    """Clicks in a row (2 is a double click)."""
 
 
 class FillAction(_Model):
+    """Type a value into a text field, replacing what it held."""
+
     target: Target
+    """The field typed into (its old value is replaced)."""
     value: Text
+    """The text to type; templates such as `{{ title }}` are rendered first."""
 
 
 class SelectAction(_Model):
     """Choose options of a ``<select>`` by value or visible label."""
 
     target: Target
+    """The `<select>` element."""
     value: Text | None = None
+    """The option's `value` attribute."""
     label: Text | None = None
+    """The option's visible label."""
     values: list[Text] | None = None
+    """Several options (a multiple select), by value."""
 
     @model_validator(mode="after")
     def _one_choice(self) -> SelectAction:
@@ -174,21 +209,32 @@ class SelectAction(_Model):
 
 
 class PressAction(_Model):
+    """Press a key, on a target or on the page."""
+
     key: str
+    """A key or chord in Playwright's names: `Enter`, `Control+A`, `ArrowDown`."""
     target: Target | None = None
+    """The element focused before the key is pressed; without it, the page."""
 
 
 class UploadAction(_Model):
     """Set the files of a file input; each entry is a path or a ``{{ file_param }}``."""
 
     target: Target
+    """The file input (`<input type=file>`)."""
     files: list[Text] = Field(min_length=1)
+    """Paths, relative to the recipe's folder, or `{{ file_param }}` templates."""
 
 
 class TextCheck(_Model):
+    """An element's text equals or contains a value."""
+
     target: Target
+    """The element whose text is compared."""
     equals: Text | None = None
+    """The whole text, exactly (surrounding whitespace ignored)."""
     contains: Text | None = None
+    """A part of the text."""
 
     @model_validator(mode="after")
     def _one_comparison(self) -> TextCheck:
@@ -198,23 +244,39 @@ class TextCheck(_Model):
 
 
 class FieldValueCheck(_Model):
+    """A form field holds exactly this value."""
+
     target: Target
+    """The form field whose current value is compared."""
     equals: Text
+    """The value the field must hold."""
 
 
 class CheckedCheck(_Model):
+    """A checkbox or radio button is checked (or not)."""
+
     target: Target
+    """The checkbox or radio button."""
     checked: bool = True
+    """true: it must be checked; false: unchecked."""
 
 
 class CountCheck(_Model):
+    """A target matches exactly this many elements."""
+
     target: Target
+    """What is counted (every element it matches)."""
     equals: int = Field(ge=0)
+    """How many elements must match."""
 
 
 class TitleCheck(_Model):
+    """The page title equals or contains a value."""
+
     equals: Text | None = None
+    """The whole page title."""
     contains: Text | None = None
+    """A part of the page title."""
 
     @model_validator(mode="after")
     def _one_comparison(self) -> TitleCheck:
@@ -243,15 +305,25 @@ class Check(_Model):
     """
 
     tab: str | None = None
+    """The tab role checked; default the step's tab (`done_when` checks must name it)."""
     url: Text | None = None
+    """The page URL matches this glob (`**/posts?created=*`)."""
     url_regex: str | None = None
+    """The page URL matches this regular expression (searched, not anchored)."""
     visible: Target | None = None
+    """This target is visible."""
     hidden: Target | None = None
+    """This target is hidden or absent."""
     text: TextCheck | None = None
+    """An element's text equals or contains a value."""
     value: FieldValueCheck | None = None
+    """A form field holds a value."""
     checked: CheckedCheck | None = None
+    """A checkbox or radio button is (un)checked."""
     count: CountCheck | None = None
+    """A target matches this many elements."""
     title: TitleCheck | None = None
+    """The page title equals or contains a value."""
 
     @model_validator(mode="after")
     def _one_kind(self) -> Check:
@@ -293,12 +365,17 @@ class ExtractAction(_Model):
     """Read a value from the page into the iteration's outputs under ``as``."""
 
     as_: str = Field(alias="as", pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    """Name of the output the value is saved under."""
     source: Literal["url", "text", "attribute", "value", "title"] = Field(
         default="text", alias="from"
     )
+    """What is read: the URL, an element's text, attribute or value, or the title."""
     target: Target | None = None
+    """The element read (for text, attribute and value)."""
     attribute: str | None = None
+    """The attribute read when `from: attribute`."""
     regex: str | None = None
+    """A regular expression applied to what was read; its first group is kept."""
 
     @model_validator(mode="after")
     def _target_when_needed(self) -> ExtractAction:
@@ -310,7 +387,9 @@ class ReconcileProbe(_Model):
     """A read-only probe step: navigate, or check something."""
 
     goto: Text | None = None
+    """Navigate (read-only) to this URL or path."""
     check: Check | None = None
+    """Look for the submission's effect; found means it happened."""
 
 
 RetryOn = Literal["navigation", "target_missing"]
@@ -329,30 +408,50 @@ class RetryPolicy(_Model):
     """
 
     attempts: int = Field(default=3, ge=1, le=10)
+    """Attempts in all, the first one included."""
     max_seconds: float = Field(default=30, gt=0, le=600)
+    """Time limit for all attempts together."""
     on: list[RetryOn] = Field(default_factory=_navigation_only)
+    """Which failures are retried: `navigation`, `target_missing`."""
 
 
 class Step(_Model):
     """One step: an id, the tab role it acts on, and exactly one kind."""
 
     id: str = Field(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
+    """Unique name of the step (letters, digits, `_`, `.`, `-`)."""
     tab: str
+    """The tab role the step acts on."""
     description: str = ""
+    """What the step means, for people and reports."""
     goto: Text | None = None
+    """Navigate to this URL or path (relative to the tab's current origin)."""
     click: ClickAction | None = None
+    """Click an element."""
     fill: FillAction | None = None
+    """Type text into a field."""
     select: SelectAction | None = None
+    """Choose options of a `<select>`."""
     check: TargetAction | None = None
+    """Check a checkbox or radio button."""
     uncheck: TargetAction | None = None
+    """Uncheck a checkbox."""
     press: PressAction | None = None
+    """Press a key."""
     upload: UploadAction | None = None
+    """Set the files of a file input."""
     hover: TargetAction | None = None
+    """Move the mouse over an element."""
     wait_for: Check | None = None
+    """Wait (auto-waiting, up to the timeout) until a check holds; changes nothing."""
     verify_outcome: Check | None = None
+    """Check something on the page; changes nothing."""
     verify_field: FieldValueCheck | None = None
+    """Check a form field's value; changes nothing."""
     extract: ExtractAction | None = None
+    """Read a value from the page into the iteration's outputs."""
     effect: Literal["submit"] | None = None
+    """`submit`: the step creates something (a mutation); it is dispatched at most once."""
     allow_loose_target: bool = Field(
         default=False,
         description=(
@@ -360,14 +459,29 @@ class Step(_Model):
             "match). Without it, validate rejects a loose target on a submit step."
         ),
     )
-    timeout: int | None = Field(default=None, ge=1, le=600_000, description="milliseconds")
+    timeout: int | None = Field(
+        default=None,
+        ge=1,
+        le=600_000,
+        description="Time limit of this step in milliseconds; default the recipe's `timeout`.",
+    )
     expect: list[Check] = Field(default_factory=list)
+    """Checks that must hold after the step; all of them, each auto-waiting."""
     reconcile: list[ReconcileProbe] = Field(default_factory=list)
+    """Read-only probes that find out whether an unknown submission happened."""
     retry: RetryPolicy | None = None
+    """Bounded retry of this step's failed attempts (never a dispatched submission)."""
     settle: int | None = Field(
-        default=None, ge=0, le=604_800, description="seconds; default 60 (submit steps)"
+        default=None,
+        ge=0,
+        le=604_800,
+        description=(
+            "Seconds after a submission before a probe that does not find its effect "
+            "proves it did not happen; default 60 (submit steps only)."
+        ),
     )
     after_submit: Text | None = None
+    """URL a resume continues from when this submission is verified."""
 
     @model_validator(mode="after")
     def _one_kind(self) -> Step:
@@ -407,11 +521,17 @@ class Param(_Model):
     """A typed parameter; ``secret`` values are never logged, journaled or shown."""
 
     type: Literal["string", "integer", "number", "boolean", "enum", "file"] = "string"
+    """The value's type; `file` is a path, fingerprinted at run start."""
     required: bool = False
+    """true: the run refuses to start without a value."""
     default: str | int | float | bool | None = None
+    """The value used when none is given."""
     choices: list[Text] | None = None
+    """The allowed values of an `enum` parameter."""
     secret: bool = False
+    """true: the value is never logged, journaled or shown."""
     description: str = ""
+    """What the parameter means, for people and agents."""
 
     @model_validator(mode="after")
     def _enum_has_choices(self) -> Param:
@@ -426,9 +546,13 @@ class TabRole(_Model):
     """A named tab: opened by the runner at ``start``, or the popup of step ``opened_by``."""
 
     start: Text | None = None
+    """URL the runner opens this tab at."""
     opened_by: str | None = None
+    """Id of the step whose click opens this tab as a popup."""
     origins: list[Text] = Field(default_factory=list)
+    """Origins (scheme, host, port) the tab may visit; default its start URL's."""
     description: str = ""
+    """What the tab is for."""
 
     @model_validator(mode="after")
     def _one_origin(self) -> TabRole:
@@ -441,10 +565,15 @@ class Output(_Model):
     """A value the iteration produces, read from a tab after the steps ran."""
 
     tab: str
+    """The tab role read from."""
     source: Literal["url", "text", "attribute", "value", "title"] = Field(alias="from")
+    """What is read: the URL, an element's text, attribute or value, or the title."""
     target: Target | None = None
+    """The element read (for text, attribute and value)."""
     attribute: str | None = None
+    """The attribute read when `from: attribute`."""
     regex: str | None = None
+    """A regular expression applied to what was read; its first group is kept."""
 
     @model_validator(mode="after")
     def _target_when_needed(self) -> Output:
@@ -456,12 +585,23 @@ class Recipe(_Model):
     """A stored procedure: parameters, tab roles, steps, outputs and completion criteria."""
 
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$")
+    """The recipe's name (lower case letters, digits, `_`, `.`, `-`)."""
     version: int = Field(default=1, ge=1)
+    """The recipe's version; raise it when its meaning changes."""
     description: str = ""
-    timeout: int = Field(default=10_000, ge=1, le=600_000, description="default step ms")
+    """What the procedure does."""
+    timeout: int = Field(
+        default=10_000, ge=1, le=600_000, description="Default time limit of a step (ms)."
+    )
     retry: RetryPolicy | None = None
+    """Default retry policy of every step."""
     params: dict[str, Param] = Field(default_factory=dict)
+    """Typed parameters, used in templates as `{{ name }}`."""
     tabs: dict[str, TabRole] = Field(min_length=1)
+    """Named tab roles; steps address roles, never "the active tab"."""
     steps: list[Step] = Field(min_length=1)
+    """The steps, in order."""
     outputs: dict[str, Output] = Field(default_factory=dict)
+    """Values each iteration produces, read after the steps ran."""
     done_when: list[Check] = Field(default_factory=list)
+    """Checks that prove the iteration's work is done (each names its `tab`)."""

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
-CORE_PACKAGES = {"recipe", "plan", "run", "journal", "monitor", "readers"}
+CORE_PACKAGES = {"recipe", "plan", "run", "journal", "monitor", "readers", "lint"}
 # Packages and modules that may wire the adapter in: the front ends and the root itself.
 FRONT_ENDS = {
     "cli",
@@ -90,3 +90,9 @@ def test_no_cycles_between_siblings() -> None:
 def test_the_agent_front_end_sits_above_the_composition_root() -> None:
     layers = contracts()["layers"]["layers"]
     assert layers.index("agent") < layers.index("composition") < layers.index("run")
+
+
+def test_lint_sits_over_plans_and_recipes_beside_the_browser_protocol() -> None:
+    layers = contracts()["layers"]["layers"]
+    assert "browser | lint" in layers
+    assert layers.index("browser | lint") < layers.index("plan") < layers.index("recipe")

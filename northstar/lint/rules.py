@@ -1,0 +1,225 @@
+"""The lint rules: each a pure function from a valid recipe to its findings.
+
+A finding is advice, never an error: the recipe runs as it is. Each names the field path it
+is about (the driver turns it into ``file:line:column``), says what is fragile and why, and
+gives a better form when one can be derived from the recipe itself.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+
+from northstar.lint._walk import flow, iter_targets, iter_texts, iter_values, origin_of
+from northstar.recipe.model import Check, Recipe, Step, Target, TextCheck
+from northstar.recipe.templates import template_names
+
+__all__ = ["CODES", "RULES", "Finding", "LintContext", "large_page_lookups"]
+
+
+@dataclass(frozen=True)
+class Finding:
+    code: str
+    path: str
+    message: str
+    better: str | None = None
+
+
+@dataclass(frozen=True)
+class LintContext:
+    """What lint knows beyond the recipe: recorded page sizes (elements) per tab role."""
+
+    page_sizes: Mapping[str, int] | None = None
+
+
+CODES = {
+    "LINT_CSS_TARGET": "a target found by CSS, which breaks when the markup changes",
+    "LINT_POSITION_TARGET": "a target found by its position (nth-child, first, nth=)",
+    "LINT_LOOSE_TARGET": "a target matched by substring (`exact: false`)",
+    "LINT_SUBMIT_WITHOUT_RECONCILE": "a submit step with no reconcile probe",
+    "LINT_SECRET_IN_URL": "a secret parameter in a URL",
+    "LINT_URL_ONLY_EXPECT": "a submit step whose expectations check only the URL",
+    "LINT_UNUSED_PARAM": "a parameter no template uses",
+    "LINT_TAB_ORIGIN": "a URL outside the only origin a tab role may visit",
+    "LINT_LARGE_PAGE_LOOKUP": "a role lookup on a large page with no `within` scope",
+}
+LARGE_PAGE_ELEMENTS = 1500
+_POSITIONAL = re.compile(
+    r":(nth-child|nth-last-child|nth-of-type|nth-last-of-type|nth-match|first-child|"
+    r"last-child|first-of-type|last-of-type|first|last)\b|>>\s*nth="
+)
+_CSS_ATTRIBUTE = re.compile(
+    r"""^\w*\[(data-testid|aria-label|placeholder)\s*=\s*["']?([^"'\]]+)["']?\]$"""
+)
+_CSS_TO_TARGET = {"data-testid": "test_id", "aria-label": "label", "placeholder": "placeholder"}
+_URL_FIELDS = re.compile(r"(^tabs\.[^.]+\.(start|origins\[\d+\])|\.goto|\.url|\.after_submit)$")
+
+
+def css_targets(recipe: Recipe, context: LintContext) -> Iterator[Finding]:
+    for path, target in iter_targets(recipe):
+        if target.css is None:
+            continue
+        if _POSITIONAL.search(target.css):
+            yield Finding(
+                "LINT_POSITION_TARGET",
+                f"{path}.css",
+                f"target {target.css!r} depends on the element's position",
+                "scope it by what holds it: {role: ..., name: ..., within: {role: row, name: ...}}",
+            )
+        else:
+            yield Finding(
+                "LINT_CSS_TARGET", f"{path}.css", f"target {target.css!r} is CSS", _from_css(target)
+            )
+
+
+def _from_css(target: Target) -> str:
+    match = _CSS_ATTRIBUTE.match(target.css or "")
+    if match is None:
+        return "role and name, label or test_id ({role: button, name: ...})"
+    return flow({_CSS_TO_TARGET[match.group(1)]: match.group(2)})
+
+
+def loose_targets(recipe: Recipe, context: LintContext) -> Iterator[Finding]:
+    values = dict(iter_values(recipe))
+    for path, target in iter_targets(recipe):
+        if not target.exact:
+            yield Finding(
+                "LINT_LOOSE_TARGET",
+                f"{path}.exact",
+                f"{target.describe()} matches any element whose text contains it",
+                _whole_text(target, values.get(path.removesuffix(".target"))),
+            )
+
+
+def _whole_text(target: Target, holder: object) -> str:
+    """The exact target when a text check says the whole text (``equals``)."""
+    if isinstance(holder, TextCheck) and holder.equals is not None and target.text is not None:
+        return flow(target.model_copy(update={"text": holder.equals, "exact": True}))
+    return "the element's whole text or name with `exact: true` (the default), or a test_id"
+
+
+def submits_without_reconcile(recipe: Recipe, context: LintContext) -> Iterator[Finding]:
+    for number, step in enumerate(recipe.steps):
+        if step.effect == "submit" and not step.reconcile:
+            probe = _effect_check(step, recipe)
+            yield Finding(
+                "LINT_SUBMIT_WITHOUT_RECONCILE",
+                f"steps[{number}].effect",
+                f"submit step {step.id!r} has no reconcile probe: an unknown outcome "
+                "waits for a person",
+                "reconcile: [{goto: <a page that lists it>}, {check: "
+                + (flow(probe) if probe else "{visible: ...}")
+                + "}]",
+            )
+
+
+def _effect_check(step: Step, recipe: Recipe) -> Check | None:
+    """A check that shows the submission's effect: its first non-URL expectation."""
+    for check in [*step.expect, *(c for c in recipe.done_when if c.tab == step.tab)]:
+        if check.kind not in ("url", "url_regex"):
+            return check.model_copy(update={"tab": None})
+    return None
+
+
+def url_only_expectations(recipe: Recipe, context: LintContext) -> Iterator[Finding]:
+    for number, step in enumerate(recipe.steps):
+        kinds = {check.kind for check in step.expect}
+        if step.effect == "submit" and kinds and kinds <= {"url", "url_regex"}:
+            probe = _effect_check(step, recipe)
+            yield Finding(
+                "LINT_URL_ONLY_EXPECT",
+                f"steps[{number}].expect",
+                f"submit step {step.id!r} checks only the URL: an error page at that URL passes",
+                "add " + (flow(probe) if probe else "{visible: {role: status, name: ...}}"),
+            )
+
+
+def secrets_in_urls(recipe: Recipe, context: LintContext) -> Iterator[Finding]:
+    secrets = {name for name, param in recipe.params.items() if param.secret}
+    for path, text in iter_texts(recipe):
+        used = sorted(secrets & template_names(text)) if _URL_FIELDS.search(path) else []
+        for name in used:
+            yield Finding(
+                "LINT_SECRET_IN_URL",
+                path,
+                f"secret {name!r} is in a URL: servers, proxies and browser history keep URLs",
+                "fill it into a field: fill: {target: {label: ...}, value: "
+                + flow("{{ " + name + " }}")
+                + "}",
+            )
+
+
+def unused_params(recipe: Recipe, context: LintContext) -> Iterator[Finding]:
+    used: set[str] = set()
+    for _, text in iter_texts(recipe):
+        used |= template_names(text)
+    for name in recipe.params:
+        if name not in used:
+            yield Finding(
+                "LINT_UNUSED_PARAM",
+                f"params.{name}",
+                f"parameter {name!r} is used by no template",
+                f"use it as {{{{ {name} }}}}, or remove params.{name}",
+            )
+
+
+def tab_origins(recipe: Recipe, context: LintContext) -> Iterator[Finding]:
+    for role, tab in recipe.tabs.items():
+        start = origin_of(tab.start or "")
+        listed = {origin_of(origin) for origin in tab.origins}
+        if start is None or not listed <= {start}:
+            continue  # a popup inherits its opener's; listed origins are a choice made
+        for path, origin in _tab_urls(recipe, role):
+            if origin != start:
+                yield Finding(
+                    "LINT_TAB_ORIGIN",
+                    path,
+                    f"tab {role!r} may visit only {start} (its start URL's origin), not {origin}",
+                    f"tabs.{role}.origins: {flow([start, origin])}",
+                )
+
+
+def _tab_urls(recipe: Recipe, role: str) -> Iterator[tuple[str, str]]:
+    """The absolute URLs a tab role is sent to or expected at, with their origins."""
+    for number, step in enumerate(recipe.steps):
+        for path, text in iter_texts(step, f"steps[{number}]"):
+            in_tab = _check_tab(step, recipe, path) == role
+            origin = origin_of(text) if in_tab and _URL_FIELDS.search(path) else None
+            if origin is not None:
+                yield path, origin
+
+
+def _check_tab(step: Step, recipe: Recipe, path: str) -> str:
+    """The tab a field of a step is about: an expectation may name another tab."""
+    match = re.match(r"^steps\[\d+\]\.expect\[(\d+)\]", path)
+    return (step.expect[int(match.group(1))].tab or step.tab) if match else step.tab
+
+
+def large_page_lookups(recipe: Recipe, context: LintContext) -> Iterator[Finding]:
+    """Only with recorded page sizes: without them nothing says the page is large."""
+    sizes = context.page_sizes or {}
+    for number, step in enumerate(recipe.steps):
+        target, size = step.action_target, sizes.get(step.tab, 0)
+        if target is None or target.role is None or target.within or size < LARGE_PAGE_ELEMENTS:
+            continue
+        yield Finding(
+            "LINT_LARGE_PAGE_LOOKUP",
+            f"steps[{number}].{step.kind}.target",
+            f"{target.describe()} is looked up among {size} elements of tab {step.tab!r}",
+            flow(target.model_dump(exclude_defaults=True, exclude_none=True))[:-1]
+            + ", within: {role: form, name: ...}}, or a test_id",
+        )
+
+
+Rule = Callable[[Recipe, LintContext], Iterator[Finding]]
+RULES: tuple[Rule, ...] = (
+    css_targets,
+    loose_targets,
+    submits_without_reconcile,
+    url_only_expectations,
+    secrets_in_urls,
+    unused_params,
+    tab_origins,
+    large_page_lookups,
+)
