@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
+from northstar.cli._secrets import exposed_params_file, missing_secrets
 from northstar.composition import load_compiled
 from northstar.errors import UsageInvalid
 from northstar.plan.compiler import bind
 from northstar.recipe.inputs import read_params_source, validate_rows
+from northstar.recipe.model import Param
 from northstar.recipe.params import coerce_params
 from northstar.run.execution import RunRequest
 from northstar.run.repeat import RepeatOptions
@@ -81,6 +85,19 @@ def parse_param_pairs(pairs: Sequence[str]) -> dict[str, str]:
     return values
 
 
+def _asker() -> Callable[[str], str] | None:
+    """Ask for a secret without echo, only when a person is at a terminal."""
+    if not sys.stdin.isatty():
+        return None
+    return lambda name: str(click.prompt(f"{name} (secret)", hide_input=True, err=True))
+
+
+def _warn_exposed(path: str, specs: Mapping[str, Param], values: list[dict[str, Any]]) -> None:
+    warning = exposed_params_file(path, specs, values)
+    if warning is not None:
+        click.echo(warning, err=True)
+
+
 def build_request(options: Mapping[str, Any]) -> RunRequest:
     """Everything checked before any browser starts: recipe, every row, the options."""
     recipe = Path(options["recipe"])
@@ -88,6 +105,11 @@ def build_request(options: Mapping[str, Any]) -> RunRequest:
     source = read_params_source(options["params_file"]) if options.get("params_file") else None
     constant = {**(source.constant if source else {}), **parse_param_pairs(options["params"])}
     specs = compiled.recipe.params
+    if source is not None:
+        _warn_exposed(options["params_file"], specs, [source.constant, *(source.rows or [])])
+    constant |= missing_secrets(
+        specs, constant, source.rows if source else None, environ=os.environ, ask=_asker()
+    )
     repeat_option = options.get("repeat")
     if source is not None and source.rows is not None:
         if repeat_option not in (None, len(source.rows)):

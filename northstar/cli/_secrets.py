@@ -1,0 +1,66 @@
+"""Secret parameters without the shell history: from the environment, or asked for.
+
+A value given with ``-p`` or in a params file wins. A secret still missing is taken from
+``NORTHSTAR_SECRET_<NAME>`` (as regression cases do), else asked for without echo when a
+person is at a terminal. A params file that holds a secret and that the group or others
+can read gets a warning line: it works, but the secret is not private.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from northstar.cases.manifest import secret_env_var
+from northstar.recipe.model import Param
+
+__all__ = ["exposed_params_file", "missing_secrets"]
+
+
+def _given(value: Any) -> bool:
+    return value is not None and value != ""
+
+
+def missing_secrets(
+    specs: Mapping[str, Param],
+    constant: Mapping[str, Any],
+    rows: Sequence[Mapping[str, Any]] | None,
+    *,
+    environ: Mapping[str, str],
+    ask: Callable[[str], str] | None,
+) -> dict[str, str]:
+    """Values for the secrets neither ``-p`` nor the params file gave (every row included).
+
+    ``ask`` is ``None`` without a terminal: a secret still missing is left to the usual
+    ``PARAM_MISSING`` check.
+    """
+    found: dict[str, str] = {}
+    for name, spec in specs.items():
+        in_rows = rows is not None and all(_given(row.get(name)) for row in rows)
+        if not spec.secret or _given(constant.get(name)) or in_rows:
+            continue
+        value = environ.get(secret_env_var(name), "")
+        if not value and ask is not None:
+            value = ask(name)
+        if value:
+            found[name] = value
+    return found
+
+
+def exposed_params_file(
+    path: str | Path, specs: Mapping[str, Param], values: Sequence[Mapping[str, Any]]
+) -> str | None:
+    """A warning when the file holds a secret and its group or others may read it."""
+    secrets = sorted(
+        n for n, s in specs.items() if s.secret and any(_given(v.get(n)) for v in values)
+    )
+    mode = stat.S_IMODE(os.stat(path).st_mode)
+    if not secrets or not mode & (stat.S_IRGRP | stat.S_IROTH):
+        return None
+    return (
+        f"warning: {path} holds secret parameter {', '.join(secrets)} and is readable by "
+        f"group or others (mode {mode:04o}); run `chmod 600 {path}`"
+    )
