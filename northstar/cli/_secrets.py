@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from northstar.cases.manifest import secret_env_var
+from northstar.errors import ParamMissing
 from northstar.recipe.model import Param
 
 __all__ = ["exposed_params_file", "missing_secrets"]
@@ -34,8 +35,8 @@ def missing_secrets(
 ) -> dict[str, str]:
     """Values for the secrets neither ``-p`` nor the params file gave (every row included).
 
-    ``ask`` is ``None`` without a terminal: a secret still missing is left to the usual
-    ``PARAM_MISSING`` check.
+    ``ask`` is ``None`` without a terminal. A required secret still missing is
+    ``PARAM_MISSING`` naming the variable (a rows file leaves it to the per-row check).
     """
     found: dict[str, str] = {}
     for name, spec in specs.items():
@@ -47,6 +48,11 @@ def missing_secrets(
             value = ask(name)
         if value:
             found[name] = value
+        elif spec.required and rows is None:
+            raise ParamMissing(
+                f"secret parameter {name!r} is required",
+                fix=f"Set {secret_env_var(name)}, or run at a terminal to be asked for it.",
+            )
     return found
 
 

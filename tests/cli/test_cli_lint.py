@@ -64,3 +64,17 @@ def test_schema_out_writes_the_schema_file(tmp_path: Path) -> None:
     assert json.loads(out.read_text(encoding="utf-8")) == recipe_json_schema()
     printed = northstar("schema", cwd=tmp_path)
     assert json.loads(printed.stdout) == recipe_json_schema()
+
+
+def test_page_size_enables_the_large_page_rule(tmp_path: Path) -> None:
+    recipe = str(RECIPES / "publish-post.yaml")
+    plain = northstar("lint", "--exit-zero", recipe, cwd=tmp_path)
+    assert "LINT_LARGE_PAGE_LOOKUP" not in plain.stdout
+    large = northstar("lint", "--exit-zero", "--page-size", "admin=2400", recipe, cwd=tmp_path)
+    assert (
+        f'{RECIPES}/publish-post.yaml:21:13: LINT_LARGE_PAGE_LOOKUP button "Publish" is looked '
+        "up among 2400 elements of tab 'admin'"
+    ) in large.stdout
+    bad = northstar("lint", "--page-size", "admin", recipe, cwd=tmp_path)
+    assert bad.returncode == 2
+    one_error_line(bad, "USAGE_INVALID")

@@ -114,7 +114,9 @@ def test_without_a_terminal_a_missing_secret_is_param_missing(tmp_path: Path) ->
     args = ("run", str(recipe), "--base-url", "http://127.0.0.1:9", "-p", "who=A")
     proc = northstar(*args, cwd=tmp_path)
     assert proc.returncode == 2
-    one_error_line(proc, "PARAM_MISSING")
+    error = one_error_line(proc, "PARAM_MISSING")
+    assert "secret parameter 'token' is required" in error["body"]
+    assert error["fix"] == "Set NORTHSTAR_SECRET_TOKEN, or run at a terminal to be asked for it."
 
 
 def test_a_params_file_with_a_secret_others_can_read_is_warned_about(tmp_path: Path) -> None:
