@@ -7,6 +7,7 @@ Checked with ``jsonschema``'s draft 2020-12 validator, as an editor would check 
 from __future__ import annotations
 
 import copy
+import functools
 import typing
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ SHIPPED = sorted(RECIPES.glob("*.yaml"))
 SCHEMA_LINE = "# yaml-language-server: $schema=../.northstar/recipe.schema.json"
 
 
+@functools.cache  # one schema and validator for the module: building them takes a while
 def validator() -> jsonschema.Draft202012Validator:
     schema = recipe_json_schema()
     jsonschema.Draft202012Validator.check_schema(schema)  # the schema itself is well formed
