@@ -84,5 +84,11 @@ def schema(out: str | None) -> None:
     if out is None:
         click.echo(text, nl=False)
         return
-    Path(out).write_text(text, encoding="utf-8")
+    try:  # `.northstar/` (where the shipped recipes look) may not exist yet
+        Path(out).parent.mkdir(parents=True, exist_ok=True)
+        Path(out).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        error = UsageInvalid(f"cannot write {out}: {exc.strerror}", fix="Choose another --out.")
+        click.echo(format_error(error), err=True)
+        sys.exit(EXIT_CODES["bad_input"])
     click.echo(f"wrote {out}", err=True)

@@ -75,7 +75,7 @@ def test_validate_prints_the_warnings_on_stderr_and_still_exits_0() -> None:
 
 
 def test_schema_out_writes_the_schema_file(tmp_path: Path) -> None:
-    out = tmp_path / "recipe.schema.json"
+    out = tmp_path / ".northstar" / "recipe.schema.json"  # its folder is made when missing
     result = invoke("schema", "--out", str(out))
     assert result.exit_code == 0, result.stderr
     assert result.stdout == ""
@@ -91,3 +91,9 @@ def test_page_size_enables_the_large_page_rule() -> None:
         "up among 2400 elements of tab 'admin'"
     ) in large.stdout
     one_error(invoke("lint", "--page-size", "admin", recipe), "USAGE_INVALID")
+
+
+def test_schema_out_that_cannot_be_written_is_one_error_line(tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("", encoding="utf-8")
+    one_error(invoke("schema", "--out", str(blocker / "recipe.schema.json")), "USAGE_INVALID")
