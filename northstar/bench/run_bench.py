@@ -15,17 +15,22 @@ Speed is measured here, never asserted.
 
 (a) Recipe run: N iterations (``--iterations``, 20) through Northstar's real path
     (``run_recipe``, a request built as the CLI builds it, a fresh journal in a temporary
-    folder, one browser per run, a fresh context per iteration) beside
-    ``fixtures.handwritten.contact_form`` doing the same N iterations with the same
-    browser, flags, steps and checks. Pairs alternate their order, A B then B A
-    (``--pairs``, 7), after one unreported warm-up of each (not with ``--quick``), so a
-    drift in machine speed hits both sides alike; each pair's ratio (Northstar /
-    hand-written) is listed and the headline is their median. Every iteration must be
-    verified and reach the server, or the suite fails. Beside the wall times: this
-    process's CPU time during each run (``time.process_time``: the Python of Northstar's
-    worker or of the script, not the driver's or Chromium's), per iteration, median of
-    the pairs. Machine noise moves it far less than wall time, so it shows what
-    Northstar's own code costs.
+    folder, one browser per run, a fresh context per iteration) beside three hand-written
+    scripts doing the same N iterations with the same browser, flags, steps, checks and
+    page loads (``_recipe_runs``): ``fixtures.handwritten.contact_form`` (a fresh context
+    per iteration, the recipe's semantic locators: "hand-written" below) and
+    ``fixtures.handwritten.contact_form_reuse`` keeping one page for the whole loop, with
+    css ids (the script people usually write) and with the semantic locators. Each round
+    (``--pairs``, 7) runs all four once, in an order that rotates and reverses from round
+    to round, after one unreported warm-up of each (not with ``--quick``), so a drift in
+    machine speed hits every side alike; each round's ratios (Northstar / a script) are
+    listed and the headlines are their medians, with the lowest and highest round. Every
+    iteration must be verified and reach the server, or the suite fails. Beside the wall
+    times, per iteration: this process's CPU (``time.process_time``: the Python of
+    Northstar's worker or of the script) and the whole process tree's CPU (this process
+    plus the Playwright driver and Chromium, reaped when the run closes its browser).
+    Machine noise moves CPU far less than wall time, so it shows what Northstar costs.
+    ``--only-runs`` measures this section alone.
 (b) Per-step overhead in ms, without the browser's own work. Derived: the difference of
     (a) divided by N x 7 steps, median of the pairs (it includes what the adapter adds in
     the browser, exactly-one target checks and the origin guard, and is noisy). Direct:
@@ -87,6 +92,7 @@ from northstar.bench._processes import (
     timed_lines,
     wall_seconds,
 )
+from northstar.bench._recipe_runs import SIDES, Timed, measure, rotation
 from northstar.bench._report_table import FIGURES, Figure, pair_rows, render_table
 from northstar.bench._workload import (
     RECIPE,
@@ -143,14 +149,7 @@ class BenchConfig:
     browser: str | None = None
     quick: bool = False
     tmp_dir: str | None = None
-
-
-@dataclass(frozen=True)
-class Timed:
-    """One measured run: wall time, and this process's CPU time (its Python) during it."""
-
-    wall_s: float
-    cpu_s: float
+    only_runs: bool = False  # section (a) alone: what a change to the run path moves
 
 
 @dataclass(frozen=True)
@@ -209,63 +208,31 @@ def _progress(text: str) -> None:
 # (a) Recipe run: Northstar and the hand-written script, interleaved
 
 
-def _check_submitted(site: Site, before: int, iterations: int, who: str) -> None:
-    received = site.submission_count("contact") - before
-    if received != iterations:
-        raise BenchFailed(f"{who}: the site received {received} of {iterations} submissions")
-
-
-async def northstar_run(bench: Bench, iterations: int) -> Timed:
-    """``run_recipe`` running ``iterations`` verified iterations."""
-    request = recipe_request(bench.site.base_url, iterations)
-    settings = BrowserSettings(executable=bench.config.browser)
-    journal = bench.scratch("northstar") / "journal.db"
-    before = bench.site.submission_count("contact")
-    started, cpu = time.perf_counter(), time.process_time()
-    outcome = await run_recipe(request, browser=settings, journal_path=journal)
-    timed = Timed(time.perf_counter() - started, time.process_time() - cpu)
-    if outcome.status != "verified":
-        raise BenchFailed(f"the Northstar run ended {outcome.status}: {outcome.error}")
-    _check_submitted(bench.site, before, iterations, "Northstar")
-    return timed
-
-
-async def handwritten_run(bench: Bench, iterations: int) -> Timed:
-    """The hand-written script running ``iterations`` iterations."""
-    from fixtures.handwritten.contact_form import ContactForm, run_contact_form
-
-    form = ContactForm(name=SENDER)
-    before = bench.site.submission_count("contact")
-    started, cpu = time.perf_counter(), time.process_time()
-    await run_contact_form(
-        bench.site.base_url, form, iterations=iterations, executable=bench.executable
-    )
-    timed = Timed(time.perf_counter() - started, time.process_time() - cpu)
-    _check_submitted(bench.site, before, iterations, "hand-written")
-    return timed
-
-
-async def interleaved_pairs(bench: Bench) -> list[Pair]:
-    """A B B A ... after a warm-up of each, so load drift and cold caches hit both sides."""
+async def interleaved_rounds(bench: Bench) -> list[dict[str, Timed]]:
+    """Every side once per round, in a rotating order, after a warm-up of each."""
     if not bench.config.quick:
-        await northstar_run(bench, 1)
-        await handwritten_run(bench, 1)
-    pairs: list[Pair] = []
-    iterations = bench.config.iterations
-    for index in range(1, bench.config.pairs + 1):
-        if index % 2:  # A B, then B A: a drift in machine speed favours neither side
-            northstar = await northstar_run(bench, iterations)
-            handwritten = await handwritten_run(bench, iterations)
-        else:
-            handwritten = await handwritten_run(bench, iterations)
-            northstar = await northstar_run(bench, iterations)
-        pairs.append(Pair(northstar.wall_s, handwritten.wall_s, northstar.cpu_s, handwritten.cpu_s))
-        _progress(f"run pair {index}: {northstar.wall_s:.2f} s / {handwritten.wall_s:.2f} s")
-    return pairs
+        for side in SIDES:
+            await measure(bench, side, 1)
+    rounds: list[dict[str, Timed]] = []
+    for number in range(1, bench.config.pairs + 1):
+        iterations = bench.config.iterations
+        rounds.append({side: await measure(bench, side, iterations) for side in rotation(number)})
+        walls = " / ".join(f"{rounds[-1][side].wall_s:.2f}" for side in SIDES)
+        _progress(f"run round {number} ({' / '.join(SIDES)}): {walls} s")
+    return rounds
+
+
+def _against(rounds: Sequence[dict[str, Timed]], baseline: str, figure: str) -> list[float]:
+    """Northstar / ``baseline`` per round, on one of ``Timed``'s figures."""
+    return [getattr(r["northstar"], figure) / getattr(r[baseline], figure) for r in rounds]
 
 
 def recipe_run_section(bench: Bench, report: Report) -> list[Pair]:
-    pairs = asyncio.run(interleaved_pairs(bench))
+    rounds = asyncio.run(interleaved_rounds(bench))
+    pairs = [
+        Pair(r["northstar"].wall_s, r["fresh"].wall_s, r["northstar"].cpu_s, r["fresh"].cpu_s)
+        for r in rounds
+    ]
     report.values["run_northstar_s"] = _median(p.northstar_s for p in pairs)
     report.values["run_handwritten_s"] = _median(p.handwritten_s for p in pairs)
     report.values["run_ratio"] = _median(p.ratio for p in pairs)
@@ -273,7 +240,22 @@ def recipe_run_section(bench: Bench, report: Report) -> list[Pair]:
     for side in ("northstar", "handwritten"):
         cpu = [getattr(p, f"{side}_cpu_s") for p in pairs]
         report.values[f"run_{side}_cpu_ms"] = _median(cpu) * per_iteration
+    for side in SIDES:
+        tree = _median(r[side].tree_cpu_s for r in rounds)
+        report.values[f"run_{side}_tree_cpu_ms"] = tree * per_iteration
+    for baseline in ("reuse_css", "reuse_semantic"):
+        ratios = _against(rounds, baseline, "wall_s")
+        report.values[f"{baseline}_s"] = _median(r[baseline].wall_s for r in rounds)
+        report.values[f"{baseline}_ratio"] = _median(ratios)
+        report.values[f"{baseline}_ratio_low"] = min(ratios)
+        report.values[f"{baseline}_ratio_high"] = max(ratios)
+        report.values[f"{baseline}_tree_cpu_ratio"] = _median(
+            _against(rounds, baseline, "tree_cpu_s")
+        )
+        python_cpu = _median(r[baseline].cpu_s for r in rounds)
+        report.values[f"{baseline}_cpu_ms"] = python_cpu * per_iteration
     report.details["run_pairs"] = [p.to_dict() for p in pairs]
+    report.details["run_rounds"] = [{side: asdict(t) for side, t in r.items()} for r in rounds]
     return pairs
 
 
@@ -503,20 +485,27 @@ def run_suite(config: BenchConfig) -> Report:
         started = time.perf_counter()
         _progress(f"recipe run: {config.pairs} pairs of {config.iterations} iterations")
         pairs = recipe_run_section(bench, report)
-        _progress("per-step overhead on the fake browser")
-        step_overhead_section(bench, report, pairs)
-        _progress(f"cold start: {config.runs} runs")
-        cold_start_section(bench, report)
-        _progress("peak memory")
-        memory_section(bench, report)
-        _progress(f"lanes: {', '.join(map(str, LANES))}")
-        lanes_section(bench, report)
-        journal_section(bench, report)
-        cli_section(bench, report)
+        if not config.only_runs:
+            _other_sections(bench, report, pairs)
         environment["suite_s"] = time.perf_counter() - started
         environment["load_average_at_end"] = os.getloadavg()[0]
     report.details["config"] = environment
     return report
+
+
+def _other_sections(bench: Bench, report: Report, pairs: list[Pair]) -> None:
+    """Sections (b) to (e), the journal and the single iteration, in that order."""
+    config = bench.config
+    _progress("per-step overhead on the fake browser")
+    step_overhead_section(bench, report, pairs)
+    _progress(f"cold start: {config.runs} runs")
+    cold_start_section(bench, report)
+    _progress("peak memory")
+    memory_section(bench, report)
+    _progress(f"lanes: {', '.join(map(str, LANES))}")
+    lanes_section(bench, report)
+    journal_section(bench, report)
+    cli_section(bench, report)
 
 
 # Output
@@ -550,15 +539,21 @@ def _arguments(argv: Sequence[str] | None) -> tuple[BenchConfig, str | None]:
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     parser.add_argument("--browser", help="Chromium executable for both sides")
     parser.add_argument("--tmp-dir", help="folder for the temporary journals")
+    parser.add_argument("--only-runs", action="store_true", help="section (a) alone")
     args = parser.parse_args(argv)
     defaults = QUICK if args.quick else FULL
     given = {name: getattr(args, name) for name in defaults}
-    sizes = {name: defaults[name] if value is None else value for name, value in given.items()}
+    sizes: dict[str, Any] = {n: defaults[n] if v is None else v for n, v in given.items()}
     if min(sizes.values()) < 1:
         parser.error("every count must be at least 1")
-    return BenchConfig(**sizes, browser=args.browser, quick=args.quick, tmp_dir=args.tmp_dir), (
-        args.json
+    config = BenchConfig(
+        **sizes,
+        browser=args.browser,
+        quick=args.quick,
+        tmp_dir=args.tmp_dir,
+        only_runs=args.only_runs,
     )
+    return config, args.json
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -52,6 +52,7 @@ def test_the_smallest_suite_reports_every_figure(
         else:
             assert value > 0, key
     assert len(document["run_pairs"]) == len(document["cli_pairs"]) == 1
+    assert set(document["run_rounds"][0]) == {"northstar", "fresh", "reuse_css", "reuse_semantic"}
     assert len(document["cold_start_runs"]) == 1
     assert document["config"]["iterations"] == 2
     assert {count: len(runs) for count, runs in document["lanes"].items()} == {
