@@ -10,7 +10,7 @@ import click
 
 from northstar.composition import load_compiled
 from northstar.errors import UsageInvalid
-from northstar.plan.compiler import bind
+from northstar.plan.compiler import CompiledRecipe, bind
 from northstar.recipe.inputs import read_params_source, validate_rows
 from northstar.recipe.params import coerce_params
 from northstar.run.execution import RunRequest
@@ -81,10 +81,15 @@ def parse_param_pairs(pairs: Sequence[str]) -> dict[str, str]:
     return values
 
 
-def build_request(options: Mapping[str, Any]) -> RunRequest:
-    """Everything checked before any browser starts: recipe, every row, the options."""
+def build_request(
+    options: Mapping[str, Any], *, load: Callable[[Path], CompiledRecipe] = load_compiled
+) -> RunRequest:
+    """Everything checked before any browser starts: recipe, every row, the options.
+
+    ``load`` reads the file (a program's declaration is loaded by ``northstar.programs``).
+    """
     recipe = Path(options["recipe"])
-    compiled = load_compiled(recipe)
+    compiled = load(recipe)
     source = read_params_source(options["params_file"]) if options.get("params_file") else None
     constant = {**(source.constant if source else {}), **parse_param_pairs(options["params"])}
     specs = compiled.recipe.params

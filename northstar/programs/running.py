@@ -1,0 +1,49 @@
+"""Whole program runs for the command line and the Python API: journal and browser opened here."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from northstar.browser_settings import BrowserSettings
+from northstar.composition import open_host
+from northstar.errors import DefinitionChanged
+from northstar.journal import Journal
+from northstar.plan.compiler import CompiledRecipe
+from northstar.programs.broker import ProgramBroker
+from northstar.programs.declaration import load_program
+from northstar.results import IterationResult
+from northstar.run.execution import RunOutcome, RunRequest, StopSignal
+
+__all__ = ["is_program", "program_compiled", "run_program"]
+
+
+def is_program(path: str | Path) -> bool:
+    """A ``.py`` file is a program; anything else is read as a recipe."""
+    return Path(path).suffix == ".py"
+
+
+async def run_program(
+    request: RunRequest,
+    *,
+    browser: BrowserSettings | None = None,
+    journal_path: str | Path | None = None,
+    stop: StopSignal | None = None,
+    on_result: Callable[[IterationResult], None] = lambda result: None,
+    on_start: Callable[[str], None] = lambda run_id: None,
+) -> RunOutcome:
+    """Run a program request (``build_request`` with ``load_program``) in a fresh browser."""
+    declaration, compiled = load_program(request.recipe_path)
+    if compiled.recipe_hash != request.compiled.recipe_hash:
+        raise DefinitionChanged(f"the program {request.recipe_path} changed while it was checked")
+    with Journal.open(journal_path) as journal:
+        async with open_host(browser or BrowserSettings()) as host:
+            broker = ProgramBroker(
+                request, declaration, host=host, journal=journal, stop=stop, on_result=on_result
+            )
+            return await broker.run(on_start)
+
+
+def program_compiled(path: str | Path) -> CompiledRecipe:
+    """A program's declaration as the run engine sees it (for ``run`` and ``validate``)."""
+    return load_program(path)[1]

@@ -1,0 +1,75 @@
+"""Whether a program's iteration is verified: four pieces, none taken on the program's word.
+
+Verified only when all four hold: the program called ``complete()`` (its execution
+result), every declared output was given and saved, the declaration's ``done_when``
+checks held in the browser, and the journal holds all of it with no submission left
+open. A process that exits 0 without ``complete()`` is not verified ("no execution
+result"); one that exits otherwise failed, or is ``unknown`` while a submission it made
+may have happened. The reason names every piece that is missing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from northstar.results import IterationState
+
+__all__ = ["NO_RESULT", "IterationEvidence", "Verdict", "program_verdict"]
+
+NO_RESULT = "no execution result"
+NOT_VERIFIED = "PROGRAM_ITERATION_NOT_VERIFIED"
+
+
+@dataclass(frozen=True, slots=True)
+class IterationEvidence:
+    """What the host saw of one iteration (plain data, so the rule is tested alone)."""
+
+    exit_code: int | None  # None: ended by a signal
+    completed: bool
+    missing_outputs: tuple[str, ...] = ()
+    outputs_saved: bool = True
+    failed_checks: tuple[str, ...] = ()
+    open_submissions: int = 0
+    error_code: str | None = None  # a call of the program the host refused or could not do
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    state: IterationState
+    reason_code: str | None = None
+    reason: str | None = None
+
+
+def _missing(evidence: IterationEvidence) -> list[str]:
+    missing = [] if evidence.completed else [NO_RESULT]
+    if evidence.missing_outputs:
+        missing.append("outputs not given: " + ", ".join(evidence.missing_outputs))
+    elif not evidence.outputs_saved:
+        missing.append("outputs not saved")
+    if evidence.failed_checks:
+        missing.append("done_when did not hold: " + "; ".join(evidence.failed_checks))
+    if evidence.open_submissions:
+        missing.append(f"journal: {evidence.open_submissions} submission(s) without a result")
+    return missing
+
+
+def _exit_words(code: int | None) -> str:
+    return "was killed by a signal" if code is None else f"exited with status {code}"
+
+
+def program_verdict(evidence: IterationEvidence) -> Verdict:
+    """The iteration's state, and which of the four pieces was missing."""
+    if evidence.exit_code != 0:
+        state = IterationState.UNKNOWN if evidence.open_submissions else IterationState.FAILED
+        code = "OUTCOME_UNKNOWN" if evidence.open_submissions else evidence.error_code
+        reason = f"the program {_exit_words(evidence.exit_code)}"
+        missing = _missing(evidence)
+        return Verdict(state, code or "PROGRAM_FAILED", f"{reason}; missing: {', '.join(missing)}")
+    missing = _missing(evidence)
+    if not missing:
+        return Verdict(IterationState.VERIFIED)
+    if evidence.open_submissions:
+        return Verdict(IterationState.UNKNOWN, "OUTCOME_UNKNOWN", "missing: " + ", ".join(missing))
+    if evidence.completed and not evidence.missing_outputs and not evidence.outputs_saved:
+        return Verdict(IterationState.NEEDS_REVIEW, "OUTPUT_SAVE_FAILED", "outputs not saved")
+    return Verdict(IterationState.FAILED, NOT_VERIFIED, "missing: " + ", ".join(missing))
