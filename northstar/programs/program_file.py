@@ -96,7 +96,8 @@ def _imported_names(module: ast.Module) -> set[str]:
             names.update(f"{node.module}.{alias.name}" for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.level == 1:
             names.update([node.module] if node.module else [alias.name for alias in node.names])
-    return names
+    # Importing ``a.b`` runs ``a/__init__.py`` too.
+    return {".".join(n.split(".")[:i]) for n in names for i in range(1, n.count(".") + 2)}
 
 
 def _local_file(folder: Path, dotted: str) -> Path | None:
