@@ -28,6 +28,7 @@ from northstar.cli.progress import Progress
 from northstar.composition import load_compiled, run_recipe
 from northstar.errors import NorthstarError
 from northstar.programs import is_program, program_compiled, run_program
+from northstar.programs.verdict import model_calls_line
 from northstar.recipe.model import Recipe
 from northstar.results import IterationResult
 from northstar.run.execution import RunOutcome, StopSignal
@@ -128,6 +129,8 @@ def run(**options: Any) -> None:
             run_with_signals(start, total=request.repeat.count, as_json=options["as_json"])
         )
         report_outcome(outcome, as_json=options["as_json"], echo=click.echo)
+        if program and not options["as_json"]:
+            click.echo(model_calls_line([result.model_calls for result in outcome.results]))
         sys.exit(exit_code_for_status(outcome.status))
 
 

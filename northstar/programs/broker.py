@@ -44,10 +44,12 @@ from northstar.programs.calls import (
 )
 from northstar.programs.child_process import run_program_process
 from northstar.programs.declaration import ProgramDeclaration
+from northstar.programs.failpoints import FailpointSession
 from northstar.programs.program_file import definition_digest, read_program_source
 from northstar.programs.verdict import IterationEvidence, program_verdict
 from northstar.results import IterationResult
 from northstar.run.execution import RunOutcome, RunRequest, StopSignal, open_run, run_status
+from northstar.run.failpoints import failpoint_from_environ
 from northstar.run.repeat import RepeatSummary, repeat_program
 
 __all__ = ["ProgramBroker"]
@@ -77,6 +79,7 @@ class ProgramBroker:
         self.results: list[IterationResult] = []
         self._files: dict[str, str] = {}
         self.run_id, self._credential = "", ""
+        self._failpoint = failpoint_from_environ()
 
     async def run(self, on_start: Callable[[str], None] = lambda run_id: None) -> RunOutcome:
         """Open the run, do its iterations, record how it ended."""
@@ -84,6 +87,10 @@ class ProgramBroker:
         self.journal.event(self.run_id, "program_run_started", program=self.declaration.name)
         on_start(self.run_id)
         return await self.continue_run(range(1, self.request.repeat.count + 1))
+
+    def attach(self, run_id: str, credential: str) -> None:
+        """Go on with a recorded run (a resume) instead of opening a new one."""
+        self.run_id, self._credential = run_id, credential
 
     async def continue_run(self, numbers: range | list[int]) -> RunOutcome:
         error: NorthstarError | None = None
@@ -167,7 +174,8 @@ class ProgramBroker:
         return result
 
     async def _in_browser(self, plan: Plan) -> tuple[IterationEvidence, ProgramReport]:
-        async with self.host.session(plan) as browser:
+        async with self.host.session(plan) as opened:
+            browser = FailpointSession(opened, self._failpoint, plan.iteration)
             for tab in plan.tabs.values():
                 await browser.open_tab(tab, timeout_ms=self.settings.open_timeout_ms)
             session = self._agent_session(plan, browser)

@@ -20,7 +20,12 @@ from typing import Any
 from pydantic import ValidationError
 
 from northstar.agent._session import AgentSession
-from northstar.agent.actions import act_request
+from northstar.agent.actions import (
+    ActRequest,
+    act_request,
+    input_fingerprint,
+    submission_step_id,
+)
 from northstar.browser import Reading
 from northstar.errors import (
     CredentialsInvalid,
@@ -28,11 +33,14 @@ from northstar.errors import (
     NorthstarError,
     UsageInvalid,
 )
-from northstar.journal import Journal
-from northstar.recipe.model import Check, Target
+from northstar.journal import Journal, SubmissionState
+from northstar.recipe.model import Check, ReconcileProbe, Target
+from northstar.redaction import redact_data
 
-__all__ = ["IterationCalls", "ProgramReport", "fingerprint_secret"]
+__all__ = ["PROBE_EVENT", "IterationCalls", "ProgramReport", "fingerprint_secret"]
 
+PROBE_EVENT = "program_reconcile_probe"
+_NOT_RESENT = "recorded result; not re-sent"
 _FIX = "See the SDK's docstrings (northstar.sdk) for the calls and their arguments."
 
 
@@ -61,6 +69,13 @@ def _check(raw: Any) -> Check:
         return Check.model_validate(raw)
     except ValidationError as exc:
         raise _usage(f"check: {exc.errors()[0]['msg']}") from None
+
+
+def _probe(raw: Any) -> ReconcileProbe:
+    try:
+        return ReconcileProbe.model_validate(raw)
+    except ValidationError as exc:
+        raise _usage(f"reconcile: {exc.errors()[0]['msg']}") from None
 
 
 def _sanitize_key(key: Any) -> str:
@@ -119,6 +134,7 @@ class IterationCalls:
 
     async def _act(self, args: dict[str, Any]) -> dict[str, Any]:
         expect = [_check(raw) for raw in args.get("expect") or []]
+        probes = [_probe(raw) for raw in args.get("reconcile") or []]
         submit = bool(args.get("submit"))
         key = _sanitize_key(args["key"]) if submit and args.get("key") else None
         request = act_request(
@@ -129,6 +145,11 @@ class IterationCalls:
             submit=submit,
             key=key,
         )
+        if submit:
+            earlier = self._settled_earlier(request)
+            if earlier is not None:
+                return earlier
+            self._record_probes(request, probes, args.get("settle"))
         answer = await self.session.act(request, self._timeout)
         if answer.dispatched:
             for check in expect:
@@ -144,6 +165,39 @@ class IterationCalls:
             "submission_key": answer.submission_key,
             "url": answer.page.url,
         }
+
+    def _settled_earlier(self, request: ActRequest) -> dict[str, Any] | None:
+        """A submission verified by an earlier process of this iteration (before a resume).
+
+        Its answer is gone with that process, so the program is told it was not sent again;
+        within one process the agent session answers with the first answer itself.
+        """
+        secret, plan = self.session.secret, self.session.plan
+        step_id = submission_step_id(secret, request)
+        if step_id in self.session.answers:
+            return None
+        record = self.journal.submission(self.session.session_id, plan.iteration, step_id)
+        if record is None or record.state is not SubmissionState.VERIFIED:
+            return None
+        if record.input_fingerprint != input_fingerprint(secret, request, None):
+            return None  # the session refuses it as a conflict
+        return {"did": _NOT_RESENT, "dispatched": False, "submission_key": step_id, "url": ""}
+
+    def _record_probes(
+        self, request: ActRequest, probes: list[ReconcileProbe], settle: Any
+    ) -> None:
+        """The submission's read-only reconcile probes, journaled before it can be in flight."""
+        step_id = submission_step_id(self.session.secret, request)
+        dumped = [p.model_dump(mode="json", exclude_none=True) for p in probes]
+        self.journal.event(
+            self.session.session_id,
+            PROBE_EVENT,
+            iteration=self.session.plan.iteration,
+            step=step_id,
+            tab=request.tab,
+            settle=settle if type(settle) is int and settle >= 0 else None,
+            probes=redact_data(dumped, self.session.plan.secrets),
+        )
 
     async def _check_op(self, args: dict[str, Any]) -> dict[str, Any]:
         tab = str(args.get("tab"))

@@ -12,10 +12,18 @@ from northstar.journal import Journal
 from northstar.plan.compiler import CompiledRecipe
 from northstar.programs.broker import ProgramBroker
 from northstar.programs.declaration import load_program
+from northstar.programs.recovery import reconcile_program, resume_program
 from northstar.results import IterationResult
 from northstar.run.execution import RunOutcome, RunRequest, StopSignal
+from northstar.run.recovery import ReconcileDecision
 
-__all__ = ["is_program", "program_compiled", "run_program"]
+__all__ = [
+    "is_program",
+    "program_compiled",
+    "reconcile_program_run",
+    "resume_program_run",
+    "run_program",
+]
 
 
 def is_program(path: str | Path) -> bool:
@@ -47,3 +55,32 @@ async def run_program(
 def program_compiled(path: str | Path) -> CompiledRecipe:
     """A program's declaration as the run engine sees it (for ``run`` and ``validate``)."""
     return load_program(path)[1]
+
+
+async def reconcile_program_run(
+    run_id: str,
+    credential: str | None,
+    request: RunRequest,
+    journal: Journal,
+    *,
+    browser: BrowserSettings | None = None,
+) -> list[ReconcileDecision]:
+    """``northstar reconcile`` for a program run: its recorded probes in a fresh browser."""
+    async with open_host(browser or BrowserSettings()) as host:
+        return await reconcile_program(run_id, credential, request, host=host, journal=journal)
+
+
+async def resume_program_run(
+    run_id: str,
+    credential: str | None,
+    request: RunRequest,
+    journal: Journal,
+    *,
+    browser: BrowserSettings | None = None,
+) -> RunOutcome:
+    """``northstar resume`` for a program run: the iterations not verified yet."""
+    declaration, _ = load_program(request.recipe_path)
+    async with open_host(browser or BrowserSettings()) as host:
+        return await resume_program(
+            run_id, credential, request, declaration, host=host, journal=journal
+        )

@@ -10,11 +10,19 @@ may have happened. The reason names every piece that is missing.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from northstar.results import IterationState
 
-__all__ = ["NO_RESULT", "IterationEvidence", "Verdict", "program_verdict"]
+__all__ = [
+    "NO_RESULT",
+    "IterationEvidence",
+    "Verdict",
+    "model_calls_line",
+    "model_calls_summary",
+    "program_verdict",
+]
 
 NO_RESULT = "no execution result"
 NOT_VERIFIED = "PROGRAM_ITERATION_NOT_VERIFIED"
@@ -73,3 +81,14 @@ def program_verdict(evidence: IterationEvidence) -> Verdict:
     if evidence.completed and not evidence.missing_outputs and not evidence.outputs_saved:
         return Verdict(IterationState.NEEDS_REVIEW, "OUTPUT_SAVE_FAILED", "outputs not saved")
     return Verdict(IterationState.FAILED, NOT_VERIFIED, "missing: " + ", ".join(missing))
+
+
+def model_calls_summary(calls: Sequence[int | None]) -> tuple[int, int]:
+    """``(sum of the known counts, iterations whose count is unknown)``: none is guessed."""
+    return sum(c for c in calls if c is not None), sum(1 for c in calls if c is None)
+
+
+def model_calls_line(calls: Sequence[int | None]) -> str:
+    known, unknown = model_calls_summary(calls)
+    line = f"model calls: {known} reported by {len(calls) - unknown} iteration(s)"
+    return line + (f", unknown for {unknown}" if unknown else "")

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from northstar.programs.verdict import NO_RESULT, IterationEvidence, program_verdict
+from northstar.programs.verdict import (
+    NO_RESULT,
+    IterationEvidence,
+    model_calls_line,
+    model_calls_summary,
+    program_verdict,
+)
 from northstar.results import IterationState
 
 
@@ -44,3 +50,12 @@ def test_a_crash_fails_and_a_crash_with_a_submission_open_is_unknown() -> None:
     assert "killed by a signal" in (killed.reason or "")
     open_after_exit = IterationEvidence(exit_code=0, completed=True, open_submissions=1)
     assert program_verdict(open_after_exit).state is IterationState.UNKNOWN
+
+
+def test_model_calls_sum_the_known_counts_and_count_the_unknown() -> None:
+    assert model_calls_summary([2, None, 3]) == (5, 1)
+    assert model_calls_line([2, None, 3]) == (
+        "model calls: 5 reported by 2 iteration(s), unknown for 1"
+    )
+    assert model_calls_summary([None, None]) == (0, 2)  # the sum of no known count, not a guess
+    assert model_calls_line([0]) == "model calls: 0 reported by 1 iteration(s)"
