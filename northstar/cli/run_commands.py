@@ -28,6 +28,7 @@ from northstar.cli.progress import Progress
 from northstar.composition import load_compiled, run_recipe
 from northstar.errors import NorthstarError
 from northstar.programs import is_program, program_compiled, run_program
+from northstar.programs.running import refuse_unsupported
 from northstar.programs.verdict import model_calls_line
 from northstar.recipe.model import Recipe
 from northstar.results import IterationResult
@@ -110,6 +111,8 @@ def run(**options: Any) -> None:
     """Run RECIPE (once, N times, or once per row) and verify every iteration."""
     with expected_errors(), replay_inputs(options) as options:
         program = is_program(options["recipe"])
+        if program:
+            refuse_unsupported(options)
         request = (
             build_request(options, load=program_compiled) if program else build_request(options)
         )

@@ -21,7 +21,6 @@ from dataclasses import replace
 
 import structlog
 
-from northstar.agent._session import AgentSession
 from northstar.agent.references import TabView
 from northstar.agent.settings import AgentSettings
 from northstar.browser import BrowserHost, BrowserSession
@@ -46,8 +45,9 @@ from northstar.programs.child_process import run_program_process
 from northstar.programs.declaration import ProgramDeclaration
 from northstar.programs.failpoints import FailpointSession
 from northstar.programs.program_file import definition_digest, read_program_source
+from northstar.programs.session import ProgramSession
 from northstar.programs.verdict import IterationEvidence, program_verdict
-from northstar.results import IterationResult
+from northstar.results import IterationResult, StepResult
 from northstar.run.execution import RunOutcome, RunRequest, StopSignal, open_run, run_status
 from northstar.run.failpoints import failpoint_from_environ
 from northstar.run.repeat import RepeatSummary, repeat_program
@@ -153,14 +153,16 @@ class ProgramBroker:
         structlog.contextvars.bind_contextvars(run_id=self.run_id, iteration=number)
         started = time.monotonic()
         report: ProgramReport | None = None
+        steps: tuple[StepResult, ...] = ()
         try:
-            evidence, report = await self._in_browser(plan)
+            evidence, report, steps = await self._in_browser(plan)
         except NorthstarError as exc:  # a tab role could not be opened: nothing was run
             evidence = IterationEvidence(exit_code=None, completed=False, error_code=exc.code)
         verdict = program_verdict(evidence)
         result = IterationResult(
             iteration=number,
             state=verdict.state,
+            steps=steps,
             outputs=dict(report.outputs) if report and verdict.state.is_final else {},
             duration_ms=round((time.monotonic() - started) * 1000, 3),
             reason_code=verdict.reason_code,
@@ -173,7 +175,9 @@ class ProgramBroker:
         log.info("program_iteration_finished", state=result.state.value, reason=result.reason)
         return result
 
-    async def _in_browser(self, plan: Plan) -> tuple[IterationEvidence, ProgramReport]:
+    async def _in_browser(
+        self, plan: Plan
+    ) -> tuple[IterationEvidence, ProgramReport, tuple[StepResult, ...]]:
         async with self.host.session(plan) as opened:
             browser = FailpointSession(opened, self._failpoint, plan.iteration)
             for tab in plan.tabs.values():
@@ -188,12 +192,13 @@ class ProgramBroker:
             )
             code = await self._run_child(plan, calls)
             failed = await self._done_when(plan, session) if code == 0 else ()
-        return self._evidence(plan, code, calls, failed), calls.report
+        evidence = self._evidence(plan, code, calls, failed)
+        return evidence, calls.report, tuple(session.finished)
 
-    def _agent_session(self, plan: Plan, browser: BrowserSession) -> AgentSession:
+    def _agent_session(self, plan: Plan, browser: BrowserSession) -> ProgramSession:
         views = {role: TabView(role) for role in plan.tabs}
         secret = fingerprint_secret(self._credential)
-        return AgentSession(
+        return ProgramSession(
             self.run_id, plan, browser, AsyncExitStack(), self.journal, self.settings, views,
             secret=secret,
         )  # fmt: skip
@@ -220,7 +225,7 @@ class ProgramBroker:
         await self.stop.until_requested()
         stop.set()
 
-    async def _done_when(self, plan: Plan, session: AgentSession) -> tuple[str, ...]:
+    async def _done_when(self, plan: Plan, session: ProgramSession) -> tuple[str, ...]:
         """Each ``done_when`` check, journaled as a passive step; the ones that did not hold."""
         failed = []
         first = next(iter(plan.tabs))

@@ -19,7 +19,6 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from northstar.agent._session import AgentSession
 from northstar.agent.actions import (
     ActRequest,
     act_request,
@@ -34,6 +33,7 @@ from northstar.errors import (
     UsageInvalid,
 )
 from northstar.journal import Journal, SubmissionState
+from northstar.programs.session import ProgramSession
 from northstar.recipe.model import Check, ReconcileProbe, Target
 from northstar.redaction import redact_data
 
@@ -88,7 +88,7 @@ class IterationCalls:
 
     def __init__(
         self,
-        session: AgentSession,
+        session: ProgramSession,
         journal: Journal,
         credential_check: Callable[[str, str], None],
         declared_outputs: tuple[str, ...],

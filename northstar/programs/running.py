@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 from northstar.browser_settings import BrowserSettings
 from northstar.composition import open_host
-from northstar.errors import DefinitionChanged
+from northstar.errors import DefinitionChanged, UsageInvalid
 from northstar.journal import Journal
 from northstar.plan.compiler import CompiledRecipe
 from northstar.programs.broker import ProgramBroker
@@ -21,6 +22,7 @@ __all__ = [
     "is_program",
     "program_compiled",
     "reconcile_program_run",
+    "refuse_unsupported",
     "resume_program_run",
     "run_program",
 ]
@@ -50,6 +52,21 @@ async def run_program(
                 request, declaration, host=host, journal=journal, stop=stop, on_result=on_result
             )
             return await broker.run(on_start)
+
+
+# Run options a program does not take yet, and why: one lane, a fresh context per iteration.
+_NOT_YET = {
+    "concurrency": "--concurrency (programs run one iteration at a time)",
+    "keep_context": "--keep-context (each iteration gets a fresh context)",
+    "monitor": "--monitor (a program's calls are not monitored)",
+}
+
+
+def refuse_unsupported(options: Mapping[str, Any]) -> None:
+    """``USAGE_INVALID`` for a run option programs do not take yet (nothing is started)."""
+    for name, words in _NOT_YET.items():
+        if options.get(name) not in (None, False, 0, 1):
+            raise UsageInvalid(f"{words} is not available for programs yet", fix="Run without it.")
 
 
 def program_compiled(path: str | Path) -> CompiledRecipe:

@@ -49,6 +49,10 @@ async def test_the_example_files_every_row_of_the_table_three_times(
         for order, name in (("A-1", "Alice"), ("A-2", "Bob"), ("A-3", "Carol"))
     ]
     assert _outputs(journal, outcome.run_id) == {(n, "filed"): "3" for n in (1, 2, 3)}
+    # Every call is a journaled step with its evidence: 3 rows x (goto, fill, submit,
+    # expectation) and the two done_when checks, per iteration.
+    assert [len(r.steps) for r in outcome.results] == [14, 14, 14]
+    assert outcome.summary.evidence_count == sum(r.evidence_count for r in outcome.results) > 0
     assert outcome.summary.model_calls is None  # the example reports none: unknown, never 0
     assert [row[4] for row in _iterations(journal, outcome.run_id)] == [None, None, None]
 
@@ -188,3 +192,30 @@ async def test_reported_model_calls_are_summed(
     assert outcome.status == "verified"
     assert outcome.summary.model_calls == 4
     assert [row[4] for row in _iterations(journal, outcome.run_id)] == [2, 2]
+
+
+SECRET = "pw-program-5e1f-not-for-logs"
+
+
+async def test_a_secret_parameter_stays_out_of_the_journal_and_the_program_log(
+    tmp_path: Path, host: Any, site: FixtureSite, journal: Journal
+) -> None:
+    check = {"value": {"target": {"label": "Password"}, "equals": SECRET}}
+    body = f"""
+print("typing", nx.params["password"])
+await nx.tab("site").fill({{"label": "Password"}}, nx.params["password"])
+assert await nx.tab("site").verify({check!r})
+await nx.complete()
+"""
+    declaration = (
+        'PROGRAM = {"name": "secret", "params": {"password": {"type": "string", "secret": True}},'
+        ' "tabs": {"site": {"start": "{{ base_url }}/login"}}}'
+    )
+    program = write_program(tmp_path, body, declaration=declaration)
+    params = {"password": SECRET}
+    outcome = await run_program_file(program, host, journal, site.base_url, params=params)
+    assert outcome.status == "verified", outcome.results
+    log = next(tmp_path.rglob("program-1.log")).read_text()
+    assert "typing [redacted]" in log
+    for path in [p for p in tmp_path.rglob("*") if p.is_file() and p != program]:
+        assert SECRET.encode() not in path.read_bytes(), path
