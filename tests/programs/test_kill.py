@@ -9,6 +9,7 @@ program's own reconcile probe and a resume, every row is there exactly once.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -25,6 +26,7 @@ from northstar.journal import Journal, SubmissionState
 from northstar.programs import load_program
 from northstar.programs.recovery import reconcile_program, resume_program
 from northstar.run.failpoints import FAILPOINT_ENV
+from tests.cli.test_cli_run import northstar
 from tests.programs.conftest import program_request, write_program
 from tests.run.clock import Clock
 
@@ -78,6 +80,20 @@ def _kill_at(program: Path, prefix: str, site: FixtureSite, journal: Path, point
     return run_id
 
 
+def _reconcile_and_resume_from_the_command_line(
+    run_id: str, site: FixtureSite, folder: Path
+) -> None:
+    """``northstar reconcile`` then ``resume``, each in a process of its own."""
+    inputs = ("-p", "prefix=k", "--base-url", site.base_url)
+    reconciled = northstar("reconcile", run_id, *inputs, cwd=folder)
+    assert reconciled.returncode == 0, reconciled.stderr
+    assert f"run {run_id}: stopped; resume it to go on" in reconciled.stdout
+    assert re.search(r"\[submit\.flow\.L\d+\.1: found\]", reconciled.stdout), reconciled.stdout
+    resumed = northstar("resume", run_id, *inputs, cwd=folder)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"run {run_id}: verified, 1 of 1 iterations verified" in resumed.stdout
+
+
 def _titles(site: FixtureSite, prefix: str) -> Counter[str]:
     return Counter(s["title"] for s in site.submissions() if s["title"].startswith(prefix))
 
@@ -99,6 +115,10 @@ async def test_a_killed_program_is_unknown_then_reconciled_and_resumed_without_a
     with Journal.open(journal_path, now=Clock(ahead_s=PAST_SETTLE_S)) as journal:
         [open_one] = journal.open_submissions(run_id, number)
         assert open_one.state in (SubmissionState.IN_FLIGHT, SubmissionState.DISPATCHED)
+        if sent:  # found by the probe, no settle period to wait for: the commands themselves
+            _reconcile_and_resume_from_the_command_line(run_id, site, tmp_path)
+            assert _titles(site, "k") == Counter({"k-1": 1, "k-2": 1})
+            return
         credential = resolve_credential(journal, run_id, None)
         request = program_request(program, site.base_url, repeat=2, params={"prefix": "k"})
         [decision] = await reconcile_program(
