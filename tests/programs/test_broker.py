@@ -9,8 +9,10 @@ from typing import Any
 import pytest
 
 from fixtures.site_server import FixtureSite
+from northstar.cli._inputs import build_request
 from northstar.errors import DefinitionChanged, ProgramIterationNotVerified
 from northstar.journal import Journal
+from northstar.programs import ProgramBroker, load_program, program_compiled
 from tests.programs.conftest import run_program_file, write_program
 
 pytestmark = pytest.mark.browser
@@ -186,7 +188,8 @@ await nx.complete()
 async def test_reported_model_calls_are_summed(
     tmp_path: Path, host: Any, site: FixtureSite, journal: Journal
 ) -> None:
-    body = "await nx.report_model_calls(2, tokens=50)\nawait nx.complete()"
+    body = "await nx.report_model_calls(1, tokens=50)\nawait nx.report_model_calls(1)\n"
+    body += "await nx.complete()"
     program = write_program(tmp_path, body)
     outcome = await run_program_file(program, host, journal, site.base_url, repeat=2)
     assert outcome.status == "verified"
@@ -219,3 +222,26 @@ await nx.complete()
     assert "typing [redacted]" in log
     for path in [p for p in tmp_path.rglob("*") if p.is_file() and p != program]:
         assert SECRET.encode() not in path.read_bytes(), path
+
+
+async def test_a_rows_file_runs_one_iteration_per_row(
+    tmp_path: Path, host: Any, site: FixtureSite, journal: Journal
+) -> None:
+    body = f"""
+await nx.tab("site").fill({{"label": "Title"}}, nx.params["title"])
+await nx.tab("site").click({PUBLISH}, submit=True)
+await nx.complete()
+"""
+    declaration = (
+        'PROGRAM = {"name": "rows", "params": {"title": {"type": "string", "required": True}},'
+        ' "tabs": {"site": {"start": "{{ base_url }}/posts/new"}}}'
+    )
+    program = write_program(tmp_path, body, declaration=declaration)
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text('{"title": "Row one"}\n{"title": "Row two"}\n')
+    options = {"recipe": str(program), "params": (), "params_file": str(rows)}
+    request = build_request({**options, "base_url": site.base_url}, load=program_compiled)
+    declared, _ = load_program(program)
+    outcome = await ProgramBroker(request, declared, host=host, journal=journal).run()
+    assert outcome.status == "verified", outcome.results
+    assert [s["title"] for s in site.submissions()] == ["Row one", "Row two"]
