@@ -47,12 +47,14 @@ from northstar.programs.failpoints import FailpointSession
 from northstar.programs.program_file import definition_digest, read_program_source
 from northstar.programs.session import ProgramSession
 from northstar.programs.verdict import IterationEvidence, program_verdict
-from northstar.results import IterationResult, StepResult
+from northstar.results import IterationResult, IterationState, StepResult
 from northstar.run.execution import RunOutcome, RunRequest, StopSignal, open_run, run_status
 from northstar.run.failpoints import failpoint_from_environ
 from northstar.run.repeat import RepeatSummary, repeat_program
 
 __all__ = ["ProgramBroker"]
+
+VERIFIED = IterationState.VERIFIED
 
 log = structlog.get_logger("northstar.programs")
 
@@ -156,14 +158,17 @@ class ProgramBroker:
         steps: tuple[StepResult, ...] = ()
         try:
             evidence, report, steps = await self._in_browser(plan)
-        except NorthstarError as exc:  # a tab role could not be opened: nothing was run
-            evidence = IterationEvidence(exit_code=None, completed=False, error_code=exc.code)
-        verdict = program_verdict(evidence)
+        except NorthstarError as exc:  # a tab role could not be opened, or a check could not run
+            open_ones = len(self.journal.open_submissions(self.run_id, number))
+            evidence = IterationEvidence(
+                exit_code=None, completed=False, open_submissions=open_ones, error_code=exc.code
+            )
+        verdict = program_verdict(replace(evidence, stopped=self.stop.requested))
         result = IterationResult(
             iteration=number,
             state=verdict.state,
             steps=steps,
-            outputs=dict(report.outputs) if report and verdict.state.is_final else {},
+            outputs=dict(report.outputs) if report and verdict.state is VERIFIED else {},
             duration_ms=round((time.monotonic() - started) * 1000, 3),
             reason_code=verdict.reason_code,
             reason=verdict.reason,

@@ -38,7 +38,8 @@ class IterationEvidence:
     outputs_saved: bool = True
     failed_checks: tuple[str, ...] = ()
     open_submissions: int = 0
-    error_code: str | None = None  # a call of the program the host refused or could not do
+    error_code: str | None = None  # the host could not go on with the iteration (a tab)
+    stopped: bool = False  # a stop was asked for (Ctrl-C, SIGTERM) while it ran
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,16 +62,22 @@ def _missing(evidence: IterationEvidence) -> list[str]:
     return missing
 
 
-def _exit_words(code: int | None) -> str:
-    return "was killed by a signal" if code is None else f"exited with status {code}"
+def _exit_words(evidence: IterationEvidence) -> str:
+    if evidence.error_code is not None:
+        return f"the host could not go on with the iteration ({evidence.error_code})"
+    if evidence.exit_code is None:
+        return "the program was killed by a signal"
+    return f"the program exited with status {evidence.exit_code}"
 
 
 def program_verdict(evidence: IterationEvidence) -> Verdict:
     """The iteration's state, and which of the four pieces was missing."""
+    if evidence.stopped and not evidence.open_submissions and _missing(evidence):
+        return Verdict(IterationState.STOPPED, "STOPPED", "stopped on request; resume runs it")
     if evidence.exit_code != 0:
         state = IterationState.UNKNOWN if evidence.open_submissions else IterationState.FAILED
         code = "OUTCOME_UNKNOWN" if evidence.open_submissions else evidence.error_code
-        reason = f"the program {_exit_words(evidence.exit_code)}"
+        reason = _exit_words(evidence)
         missing = _missing(evidence)
         return Verdict(state, code or "PROGRAM_FAILED", f"{reason}; missing: {', '.join(missing)}")
     missing = _missing(evidence)

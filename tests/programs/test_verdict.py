@@ -59,3 +59,23 @@ def test_model_calls_sum_the_known_counts_and_count_the_unknown() -> None:
     )
     assert model_calls_summary([None, None]) == (0, 2)  # the sum of no known count, not a guess
     assert model_calls_line([0]) == "model calls: 0 reported by 1 iteration(s)"
+
+
+def test_a_stop_request_stops_an_unfinished_iteration_unless_a_submission_is_open() -> None:
+    stopped = program_verdict(IterationEvidence(exit_code=None, completed=False, stopped=True))
+    assert stopped.state is IterationState.STOPPED
+    finished = IterationEvidence(exit_code=0, completed=True, stopped=True)
+    assert program_verdict(finished).state is IterationState.VERIFIED
+    in_doubt = IterationEvidence(exit_code=None, completed=False, open_submissions=1, stopped=True)
+    assert program_verdict(in_doubt).state is IterationState.UNKNOWN
+
+
+def test_a_host_error_is_named_in_the_reason() -> None:
+    verdict = program_verdict(
+        IterationEvidence(exit_code=None, completed=False, error_code="NAVIGATION_FAILED")
+    )
+    assert verdict.state is IterationState.FAILED
+    assert verdict.reason_code == "NAVIGATION_FAILED"
+    assert "the host could not go on with the iteration (NAVIGATION_FAILED)" in (
+        verdict.reason or ""
+    )
