@@ -155,7 +155,7 @@ class AgentSession:
 
     def _recorded(self, step_id: str, fingerprint: str) -> ActAnswer | None:
         """The answer of a submission already done under this key, or ``None`` to send it."""
-        record = self.journal.submission(self.session_id, ITERATION, step_id)
+        record = self.journal.submission(self.session_id, self.plan.iteration, step_id)
         if submission_verdict(record, fingerprint) is SubmissionVerdict.SEND:
             return None
         earlier = self.answers.get(step_id)

@@ -13,7 +13,7 @@ import click
 from northstar.cli._secrets import exposed_params_file, missing_secrets
 from northstar.composition import load_compiled
 from northstar.errors import UsageInvalid
-from northstar.plan.compiler import bind
+from northstar.plan.compiler import CompiledRecipe, bind
 from northstar.recipe.inputs import read_params_source, validate_rows
 from northstar.recipe.model import Param
 from northstar.recipe.params import coerce_params
@@ -98,10 +98,15 @@ def _warn_exposed(path: str, specs: Mapping[str, Param], values: list[dict[str, 
         click.echo(warning, err=True)
 
 
-def build_request(options: Mapping[str, Any]) -> RunRequest:
-    """Everything checked before any browser starts: recipe, every row, the options."""
+def build_request(
+    options: Mapping[str, Any], *, load: Callable[[Path], CompiledRecipe] = load_compiled
+) -> RunRequest:
+    """Everything checked before any browser starts: recipe, every row, the options.
+
+    ``load`` reads the file (a program's declaration is loaded by ``northstar.programs``).
+    """
     recipe = Path(options["recipe"])
-    compiled = load_compiled(recipe)
+    compiled = load(recipe)
     source = read_params_source(options["params_file"]) if options.get("params_file") else None
     constant = {**(source.constant if source else {}), **parse_param_pairs(options["params"])}
     specs = compiled.recipe.params

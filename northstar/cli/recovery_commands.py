@@ -24,8 +24,10 @@ from northstar.composition import reconcile as reconcile_probes
 from northstar.composition import resolve_credential, run_options
 from northstar.composition import resume as resume_iterations
 from northstar.journal import Journal
+from northstar.programs import is_program, program_compiled
+from northstar.programs.running import reconcile_program_run, resume_program_run
 from northstar.results import IterationResult
-from northstar.run.execution import StopSignal
+from northstar.run.execution import RunRequest, StopSignal
 from northstar.run.recovery import ReconcileDecision, decide_iteration
 
 __all__ = ["decision_line", "reconcile", "resume"]
@@ -57,17 +59,24 @@ def reconcile(**options: Any) -> None:
             decide_iteration(run_id, credential, options["iteration"] or 0, mark, journal=journal)
             click.echo(f"run {run_id}: iteration {options['iteration']} marked {mark}")
             return
-        request = build_request(run_options(journal, run_id, options))
+        request, program = _request(journal, run_id, options)
+        probes = reconcile_program_run if program else reconcile_probes
         decisions = run_on_loop(
-            reconcile_probes(
-                run_id, credential, request, journal, browser=browser_settings(options)
-            )
+            probes(run_id, credential, request, journal, browser=browser_settings(options))
         )
         for decision in decisions:
             click.echo(decision_line(decision))
         status = journal.run_record(run_id).status
         click.echo(f"run {run_id}: {status}{_next_step(status, decisions)}")
         sys.exit(exit_code_for_status(status if status in _EXIT_AS_IS else "verified"))
+
+
+def _request(journal: Journal, run_id: str, options: dict[str, Any]) -> tuple[RunRequest, bool]:
+    """The run's request again; a program's declaration is read by the program broker."""
+    given = run_options(journal, run_id, options)
+    if is_program(given["recipe"]):
+        return build_request(given, load=program_compiled), True
+    return build_request(given), False
 
 
 # Reconcile itself succeeded unless a person must look, or an outcome is still settling.
@@ -104,9 +113,12 @@ def resume(**options: Any) -> None:
     with expected_errors(), Journal.open(options["journal"]) as journal:
         run_id: str = options["run_id"]
         credential = resolve_credential(journal, run_id, options["credential"])
-        request = build_request(run_options(journal, run_id, options))
+        request, program = _request(journal, run_id, options)
 
         def start(stop: StopSignal, on_result: Callable[[IterationResult], None]) -> Any:
+            if program:  # a program's iterations report through the journal, not on_result
+                browser = browser_settings(options)
+                return resume_program_run(run_id, credential, request, journal, browser=browser)
             return resume_iterations(
                 run_id,
                 credential,

@@ -27,6 +27,9 @@ from northstar.cli.lint_commands import print_warnings
 from northstar.cli.progress import Progress
 from northstar.composition import load_compiled, run_recipe
 from northstar.errors import NorthstarError
+from northstar.programs import is_program, program_compiled, run_program
+from northstar.programs.running import refuse_unsupported
+from northstar.programs.verdict import model_calls_line
 from northstar.results import IterationResult
 from northstar.run.execution import RunOutcome, StopSignal
 
@@ -106,11 +109,16 @@ async def run_with_signals(
 def run(**options: Any) -> None:
     """Run RECIPE (once, N times, or once per row) and verify every iteration."""
     with expected_errors(), replay_inputs(options) as options:
-        request = build_request(options)
+        program = is_program(options["recipe"])
+        if program:
+            refuse_unsupported(options)
+        request = (
+            build_request(options, load=program_compiled) if program else build_request(options)
+        )
         settings = browser_settings(options)
 
         def start(stop: StopSignal, on_result: Callable[[IterationResult], None]) -> Any:
-            return run_recipe(
+            return (run_program if program else run_recipe)(
                 request,
                 browser=settings,
                 journal_path=options["journal"],
@@ -123,6 +131,8 @@ def run(**options: Any) -> None:
             run_with_signals(start, total=request.repeat.count, as_json=options["as_json"])
         )
         report_outcome(outcome, as_json=options["as_json"], echo=click.echo)
+        if program and not options["as_json"]:
+            click.echo(model_calls_line([result.model_calls for result in outcome.results]))
         sys.exit(exit_code_for_status(outcome.status))
 
 
@@ -133,12 +143,14 @@ def validate(recipes: tuple[str, ...]) -> None:
     failed = 0
     for path in recipes:
         try:
-            compiled = load_compiled(path)
+            compiled = program_compiled(path) if is_program(path) else load_compiled(path)
         except NorthstarError as exc:
             click.echo(format_error(exc), err=True)
             failed += 1
             continue
         recipe = compiled.recipe
-        click.echo(f"ok {path}: {recipe.name} v{recipe.version}, {len(recipe.steps)} steps")
-        print_warnings(path, lambda line: click.echo(line, err=True))  # advice: exit unchanged
+        what = "a program" if is_program(path) else f"{len(recipe.steps)} steps"
+        click.echo(f"ok {path}: {recipe.name} v{recipe.version}, {what}")
+        if not is_program(path):
+            print_warnings(path, lambda line: click.echo(line, err=True))  # advice only
     sys.exit(EXIT_CODES["bad_input"] if failed else 0)

@@ -17,6 +17,7 @@ FRONT_ENDS = {
     "cli",
     "cases",
     "mcp",
+    "programs",
     "agent",
     "composition",
     "bench",
@@ -24,6 +25,8 @@ FRONT_ENDS = {
     "_early_start",
     "_stop_requests",
 }
+# The client library a program is written with: it talks to the host, never the browser.
+CLIENTS = {"sdk"}
 SHARED = {"browser", "browser_settings", "errors", "results", "logs", "redaction", "_lazy"}
 
 
@@ -45,6 +48,7 @@ def test_every_contract_is_listed() -> None:
         "core-without-browser",
         "readers-apart",
         "adapter-below-front-ends",
+        "sdk-apart",
         "no-cycles",
         "layers",
     }
@@ -59,7 +63,7 @@ def test_the_core_is_kept_from_the_browser() -> None:
 
 
 def test_every_part_of_northstar_is_core_shared_or_a_front_end() -> None:
-    unplaced = top_level_names() - CORE_PACKAGES - FRONT_ENDS - SHARED
+    unplaced = top_level_names() - CORE_PACKAGES - FRONT_ENDS - SHARED - CLIENTS
     assert unplaced == set(), "place it in a contract in pyproject.toml, then here"
 
 
@@ -96,3 +100,16 @@ def test_lint_sits_over_plans_and_recipes_beside_the_browser_protocol() -> None:
     layers = contracts()["layers"]["layers"]
     assert "browser | lint" in layers
     assert layers.index("browser | lint") < layers.index("plan") < layers.index("recipe")
+
+
+def test_the_program_broker_is_a_front_end_above_the_agent_path() -> None:
+    layers = contracts()["layers"]["layers"]
+    level = next(i for i, layer in enumerate(layers) if "programs" in layer.split(" | "))
+    assert "mcp" in layers[level].split(" | ")
+    assert level < layers.index("agent")
+
+
+def test_the_sdk_reaches_nothing_but_the_host() -> None:
+    rule = contracts()["sdk-apart"]
+    assert rule["source_modules"] == ["northstar.sdk"]
+    assert {"playwright", "browser_adapters", "northstar.journal"} <= set(rule["forbidden_modules"])
