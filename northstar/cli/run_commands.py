@@ -25,6 +25,7 @@ from northstar.cli._output import (
     report_outcome,
 )
 from northstar.cli.progress import Progress
+from northstar.cli.run_summary import print_summary
 from northstar.composition import load_compiled, run_recipe
 from northstar.errors import NorthstarError
 from northstar.recipe.model import Recipe
@@ -124,6 +125,8 @@ def run(**options: Any) -> None:
             run_with_signals(start, total=request.repeat.count, as_json=options["as_json"])
         )
         report_outcome(outcome, as_json=options["as_json"], echo=click.echo)
+        if not options["as_json"]:
+            print_summary(outcome, echo=click.echo)
         sys.exit(exit_code_for_status(outcome.status))
 
 
