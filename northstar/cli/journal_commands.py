@@ -11,7 +11,7 @@ import click
 from northstar import readers
 from northstar.cli._options import journal_option
 from northstar.cli._output import expected_errors
-from northstar.journal.paths import resolve_journal_path
+from northstar.journal.paths import resolve_journal_path, run_artifacts_dir
 from northstar.readers.diagnoses import read_diagnoses, render_diagnoses
 
 __all__ = ["runs", "show", "watch"]
@@ -45,7 +45,7 @@ def show(run_id: str, journal: str | None, as_json: bool) -> None:
             out = detail.to_dict() | {"diagnoses": [d.to_dict() for d in diagnoses]}
             click.echo(json.dumps(out, indent=2, default=str))
         else:
-            click.echo(readers.render_run(detail))
+            click.echo(readers.render_run(detail, run_artifacts_dir(path, run_id)))
             if diagnoses:
                 click.echo(render_diagnoses(diagnoses))
 

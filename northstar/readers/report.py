@@ -21,6 +21,7 @@ from typing import Any
 from urllib.parse import quote
 
 from northstar.readers import IterationView, RunDetail, RunEvent, StepView
+from northstar.readers.artifacts import iteration_files
 from northstar.results import ACTED_ON
 
 __all__ = ["SIGNAL_EVENTS", "failed_first", "not_started", "number_ranges", "render_report"]
@@ -260,7 +261,7 @@ def _evidence(step: StepView) -> str:
 def _screenshots(files: _Files, number: int) -> list[str]:
     """Thumbnails embedded in the page, each a link to the full-size file beside it."""
     figures = []
-    for png in sorted(files.artifacts.glob(f"iteration-{number:04d}-*.png")):
+    for png in iteration_files(files.artifacts, number).screenshots:
         moment_role = png.stem.removeprefix(f"iteration-{number:04d}-")
         moment, _, role = moment_role.partition("-")
         data = base64.b64encode(png.read_bytes()).decode("ascii")
@@ -275,12 +276,12 @@ def _screenshots(files: _Files, number: int) -> list[str]:
 
 
 def _trace(files: _Files, number: int) -> list[str]:
-    trace = files.artifacts / f"iteration-{number:04d}-trace.zip"
-    if not trace.is_file():
+    trace = iteration_files(files.artifacts, number).trace
+    if trace is None:
         return []
     return [
         f'<p class="trace">Trace: <a href="{_e(files.href(trace))}">{_e(trace.name)}</a>; open '
-        f"it with <code>playwright show-trace {_e(trace.resolve())}</code></p>"
+        f"it with <code>playwright show-trace {_e(trace)}</code></p>"
     ]
 
 

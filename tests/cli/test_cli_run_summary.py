@@ -25,14 +25,13 @@ ROWS = "title,expected\nFirst,First\nSecond,Other\nThird,Third\n"
 
 
 @pytest.mark.browser
-def test_a_failed_three_iteration_run_names_iteration_step_expected_found_and_run_id(
+def test_a_failed_three_iteration_run_names_its_failure_and_show_names_its_files(
     tmp_path: Path, site: FixtureSite
 ) -> None:
     recipe = write(tmp_path, "check.yaml", RECIPE)
     rows = write(tmp_path, "rows.csv", ROWS)
-    proc = northstar(
-        "run", str(recipe), "--params-file", str(rows), "--base-url", site.base_url, cwd=tmp_path
-    )
+    args = ("--params-file", str(rows), "--base-url", site.base_url)
+    proc = northstar("run", str(recipe), *args, "--trace", "retain-on-failure", cwd=tmp_path)
     assert proc.returncode == 1, proc.stderr
     run_id = re.search(r"^run (r-[0-9a-f]{12})$", proc.stderr, re.M)
     assert run_id is not None, proc.stderr
@@ -50,7 +49,16 @@ def test_a_failed_three_iteration_run_names_iteration_step_expected_found_and_ru
     screenshot = re.search(r"^  file:     (\S+iteration-0002-failure-admin\.png)$", out, re.M)
     assert screenshot is not None, out
     assert Path(screenshot[1]).is_file()
+    trace = Path(screenshot[1]).with_name("iteration-0002-trace.zip")
+    assert f"  file:     {trace}\n" in out
     assert site.submission_count("post") == 2  # the third row was never submitted
+
+    shown = northstar("show", run_id[1], cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    failed_part = shown.stdout.split("  iteration 2  failed")[1]
+    assert f"    screenshot: {screenshot[1]}\n" in failed_part
+    assert f"    trace: {trace}  (playwright show-trace {trace})\n" in failed_part
+    assert "screenshot:" not in shown.stdout.split("  iteration 2  failed")[0]  # verified: none
 
 
 @pytest.mark.browser
