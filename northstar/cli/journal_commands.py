@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+from collections.abc import Callable
 
 import click
 
@@ -12,9 +13,11 @@ from northstar import readers
 from northstar.cli._options import journal_option
 from northstar.cli._output import expected_errors
 from northstar.journal.paths import resolve_journal_path, run_artifacts_dir
+from northstar.readers.changes import change_lines
 from northstar.readers.diagnoses import read_diagnoses, render_diagnoses
+from northstar.readers.views import RunDetail
 
-__all__ = ["runs", "show", "watch"]
+__all__ = ["ChangePrinter", "runs", "show", "watch"]
 
 
 @click.command()
@@ -55,14 +58,27 @@ def show(run_id: str, journal: str | None, as_json: bool) -> None:
 @journal_option
 @click.option("--every", type=click.FloatRange(0.05, 60), default=0.5, help="Seconds per poll.")
 def watch(run_id: str, journal: str | None, every: float) -> None:
-    """Follow a live run (started by another process) until it ends."""
+    """Follow a live run (started by another process) until it ends; print what changes."""
     with expected_errors():
         detail = asyncio.run(
             readers.follow_run(
                 resolve_journal_path(journal),
                 run_id,
                 poll=lambda: asyncio.sleep(every),
-                on_change=lambda d: click.echo(readers.render_run(d) + "\n"),
+                on_change=ChangePrinter(click.echo),
             )
         )
         sys.exit(0 if detail.summary.effective_status == "verified" else 1)
+
+
+class ChangePrinter:
+    """Keeps the last view it was shown, so each new one prints only what differs."""
+
+    def __init__(self, echo: Callable[[str], None]) -> None:
+        self._echo = echo
+        self._last: RunDetail | None = None
+
+    def __call__(self, detail: RunDetail) -> None:
+        for line in change_lines(self._last, detail):
+            self._echo(line)
+        self._last = detail

@@ -12,6 +12,7 @@ journal or dispatch a step: not the run engine, not the journal's writer (only
 - ``follow``: re-reading one run until it is final (``watch``).
 - ``artifacts``: the screenshots and traces a run left beside the journal.
 - ``rendering``: the views as compact human text.
+- ``changes``: what differs between two reads of a run (``watch``).
 - ``report``: one run as a self-contained HTML page (``northstar report``).
 """
 
