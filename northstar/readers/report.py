@@ -24,7 +24,7 @@ from northstar.readers import IterationView, RunDetail, RunEvent, StepView
 from northstar.readers.artifacts import iteration_files
 from northstar.results import ACTED_ON
 
-__all__ = ["SIGNAL_EVENTS", "failed_first", "not_started", "number_ranges", "render_report"]
+__all__ = ["SIGNAL_EVENTS", "failed_first", "never_begun", "number_ranges", "render_report"]
 
 # Journal events that carry a BehaviorMonitor's advice (see northstar.logs.EVENTS).
 SIGNAL_EVENTS = frozenset({"loop_signal", "loop_signal_cleared"})
@@ -103,7 +103,7 @@ def failed_first(iterations: Sequence[IterationView]) -> list[IterationView]:
     return sorted(iterations, key=lambda it: (it.effective_state == "verified", it.number))
 
 
-def not_started(detail: RunDetail) -> list[int]:
+def never_begun(detail: RunDetail) -> list[int]:
     """Iteration numbers the run asked for that the journal never recorded."""
     recorded = {it.number for it in detail.iterations}
     return [n for n in range(1, detail.summary.total_iterations + 1) if n not in recorded]
@@ -178,7 +178,7 @@ def _reason_text(iteration: IterationView) -> str:
 
 
 def _not_started_section(detail: RunDetail) -> str:
-    numbers = not_started(detail)
+    numbers = never_begun(detail)
     if not numbers:
         return ""
     total = detail.summary.total_iterations

@@ -9,7 +9,7 @@ from pathlib import Path
 from northstar.journal import Journal
 from northstar.journal.paths import run_artifacts_dir
 from northstar.readers import IterationView, RunDetail, RunEvent, RunSummary, StepView
-from northstar.readers.report import not_started, number_ranges, render_report
+from northstar.readers.report import never_begun, number_ranges, render_report
 
 EVIL = '<script>alert("x")</script>'
 PNG = (  # a 1x1 transparent PNG
@@ -166,7 +166,7 @@ def test_screenshots_link_to_the_full_file_and_the_trace_has_its_command(tmp_pat
 def test_iterations_that_never_started_are_listed_as_ranges(tmp_path: Path) -> None:
     run = detail()
     stopped = RunDetail(replace(run.summary, total_iterations=20), "d", "p", {}, run.iterations, ())
-    assert not_started(stopped) == list(range(3, 21))
+    assert never_begun(stopped) == list(range(3, 21))
     assert "Never started: iterations 3–20 (18 of 20); the run stopped first." in render_report(
         stopped, tmp_path
     )
