@@ -24,7 +24,7 @@ from northstar.cli._output import (
     format_error,
     report_outcome,
 )
-from northstar.cli.progress import Progress
+from northstar.cli.progress import Progress, ProgressHooks
 from northstar.cli.run_summary import print_summary
 from northstar.composition import load_compiled, run_recipe
 from northstar.errors import NorthstarError
@@ -47,11 +47,19 @@ def browser_settings(options: dict[str, Any]) -> BrowserSettings:
     )
 
 
+def make_progress(total: int, *, as_json: bool) -> Progress | None:
+    """A progress display on stderr for a multi-iteration run in text mode; else none."""
+    if total <= 1 or as_json:
+        return None
+    return Progress(total, sys.stderr, live=sys.stderr.isatty())
+
+
 async def run_with_signals(
     start: Callable[[StopSignal, Callable[[IterationResult], None]], Awaitable[RunOutcome]],
     *,
     total: int,
     as_json: bool,
+    progress: Progress | None = None,
 ) -> RunOutcome:
     """Ctrl-C and SIGTERM ask the run to stop after the current step; progress on stderr.
 
@@ -65,9 +73,7 @@ async def run_with_signals(
         with suppress(RuntimeError):  # the loop is closed: the run is over already
             loop.call_soon_threadsafe(stop.request)
 
-    progress = Progress(total, sys.stderr, live=sys.stderr.isatty()) if total > 1 else None
-    if as_json:
-        progress = None
+    progress = progress or make_progress(total, as_json=as_json)
     try:
         with catch_stop_signals(), on_stop_request(hand_on):
             return await start(stop, progress.update if progress else (lambda result: None))
@@ -111,6 +117,8 @@ def run(**options: Any) -> None:
         request = build_request(options)
         settings = browser_settings(options)
 
+        progress = make_progress(request.repeat.count, as_json=options["as_json"])
+
         def start(stop: StopSignal, on_result: Callable[[IterationResult], None]) -> Any:
             return run_recipe(
                 request,
@@ -119,10 +127,13 @@ def run(**options: Any) -> None:
                 stop=stop,
                 on_result=on_result,
                 on_start=lambda run_id: click.echo(f"run {run_id}", err=True),
+                hooks=ProgressHooks(progress) if progress else None,
             )
 
         outcome = run_on_loop(
-            run_with_signals(start, total=request.repeat.count, as_json=options["as_json"])
+            run_with_signals(
+                start, total=request.repeat.count, as_json=options["as_json"], progress=progress
+            )
         )
         report_outcome(outcome, as_json=options["as_json"], echo=click.echo)
         if not options["as_json"]:

@@ -35,6 +35,10 @@ def test_a_failed_three_iteration_run_names_its_failure_and_show_names_its_files
     assert proc.returncode == 1, proc.stderr
     run_id = re.search(r"^run (r-[0-9a-f]{12})$", proc.stderr, re.M)
     assert run_id is not None, proc.stderr
+    # Not a terminal: the progress display degrades to one plain line per iteration.
+    assert re.search(r"^iteration 1/3: verified in \d+\.\d\d s \| ", proc.stderr, re.M)
+    assert "iteration 2/3: failed (EXPECTATION_FAILED) in " in proc.stderr
+    assert "\r" not in proc.stderr
     out = proc.stdout
     assert (
         "iteration 2 of 3 NOT verified (failed): EXPECTATION_FAILED at step 3 'confirm' (tab admin)"
