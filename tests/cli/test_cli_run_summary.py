@@ -13,7 +13,9 @@ import pytest
 
 from fixtures.report_screenshot import RECIPE
 from fixtures.site_server import FixtureSite
+from northstar.cli._output import format_error, outcome_to_dict
 from northstar.cli.run_summary import expectation_of, next_command, summary_lines
+from northstar.errors import ProgramIterationNotVerified
 from northstar.results import Evidence, IterationResult, IterationState, StepResult, StepStatus
 from northstar.run.execution import RunOutcome
 from northstar.run.repeat import RepeatSummary
@@ -151,3 +153,14 @@ def test_a_verified_run_has_no_summary_and_a_blocked_one_names_reconcile() -> No
     command = next_command("r-1", "blocked")
     assert command is not None
     assert command.startswith("next: northstar reconcile r-1 ")
+
+
+def test_error_fixes_name_the_real_run_id_in_the_line_and_the_json() -> None:
+    error = ProgramIterationNotVerified("iteration 2 was not verified", iteration=2)
+    outcome = _outcome("failed", [IterationResult(1, IterationState.VERIFIED)], 3)
+    outcome.error = error
+    assert "`northstar show RUN_ID`" in format_error(error)  # no id known: the placeholder
+    assert outcome_to_dict(outcome)["error"]["fix"] == (
+        "Read the iteration's reason with `northstar show r-0123456789ab`, fix it, run again."
+    )
+    assert "`northstar show r-0123456789ab`" in format_error(error)
