@@ -6,6 +6,8 @@ import asyncio
 import json
 import sys
 from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import click
 
@@ -13,6 +15,7 @@ from northstar import readers
 from northstar.cli._options import journal_option
 from northstar.cli._output import expected_errors
 from northstar.journal.paths import resolve_journal_path, run_artifacts_dir
+from northstar.readers.artifacts import iteration_files
 from northstar.readers.changes import change_lines
 from northstar.readers.diagnoses import read_diagnoses, render_diagnoses
 from northstar.readers.views import RunDetail
@@ -46,11 +49,24 @@ def show(run_id: str, journal: str | None, as_json: bool) -> None:
         diagnoses = read_diagnoses(path, run_id)
         if as_json:
             out = detail.to_dict() | {"diagnoses": [d.to_dict() for d in diagnoses]}
+            out["files"] = _files_of_failures(detail, run_artifacts_dir(path, run_id))
             click.echo(json.dumps(out, indent=2, default=str))
         else:
             click.echo(readers.render_run(detail, run_artifacts_dir(path, run_id)))
             if diagnoses:
                 click.echo(render_diagnoses(diagnoses))
+
+
+def _files_of_failures(detail: RunDetail, artifacts: Path) -> list[dict[str, Any]]:
+    """Each iteration not verified with its screenshots and trace (absolute paths)."""
+    out = []
+    for iteration in detail.iterations:
+        files = iteration_files(artifacts, iteration.number)
+        if iteration.effective_state != "verified" and files:
+            trace = str(files.trace) if files.trace else None
+            shots = [str(path) for path in files.screenshots]
+            out.append({"iteration": iteration.number, "screenshots": shots, "trace": trace})
+    return out
 
 
 @click.command()

@@ -6,6 +6,7 @@ whose outcome is unknown), and the summary's lines as pure functions over plain 
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -65,6 +66,10 @@ def test_a_failed_three_iteration_run_names_its_failure_and_show_names_its_files
     assert f"    screenshot: {screenshot[1]}\n" in failed_part
     assert f"    trace: {trace}  (playwright show-trace {trace})\n" in failed_part
     assert "screenshot:" not in shown.stdout.split("  iteration 2  failed")[0]  # verified: none
+    as_json = json.loads(northstar("show", run_id[1], "--json", cwd=tmp_path).stdout)
+    assert as_json["files"] == [
+        {"iteration": 2, "screenshots": [screenshot[1]], "trace": str(trace)}
+    ]
 
 
 @pytest.mark.browser
