@@ -176,7 +176,7 @@ class _RunContext:
             should_stop=lambda: self.stop.requested,
             sleep=self.stop.wait,  # a retry's back-off ends at a stop request
             # so does a pause for a person (only the host's hooks pause)
-            wait_for_stop=self.stop.until_requested if self._host_hooks else None,
+            wait_for_stop=self.stop.until_requested if self._host_hooks is not None else None,
             on_failure=self._save_screenshots,
             failpoint=failpoint_from_environ(),
             hooks=self._hooks,
