@@ -27,6 +27,7 @@ from northstar.recipe.inputs import validate_rows
 from northstar.recipe.loader import parse_recipe
 from northstar.results import IterationResult, IterationState
 from northstar.run.execution import RunRequest, execute_run
+from northstar.run.hooks import HookChain, NoHooks, chain_hooks
 from northstar.run.repeat import RepeatOptions
 from tests.conftest import make_plan
 
@@ -145,3 +146,12 @@ async def test_a_run_feeds_its_step_events_to_the_live_line(
     ):
         assert text in shown, shown
     assert progress.running == {}
+
+
+def test_chain_hooks_keeps_one_hook_as_it_is_and_orders_several() -> None:
+    first, second = NoHooks(), ProgressHooks(Progress(1, io.StringIO(), live=False))
+    assert chain_hooks(None, None) is None
+    assert chain_hooks(None, second) is second
+    chained = chain_hooks(first, second)
+    assert isinstance(chained, HookChain)
+    assert chained.hooks == (first, second)  # the host's first, the caller's after
