@@ -23,6 +23,7 @@ from northstar.run.execution import RunOutcome, RunRequest, StopSignal, execute_
 
 if TYPE_CHECKING:
     from northstar.browser import BrowserHost
+    from northstar.run.hooks import IterationHooks
     from northstar.run.recovery import ReconcileDecision
 
 __all__ = [
@@ -72,11 +73,13 @@ async def run_recipe(
     on_result: Callable[[IterationResult], None] = lambda result: None,
     on_start: Callable[[str], None] = lambda run_id: None,
     host: BrowserHost | None = None,
+    hooks: IterationHooks | None = None,
 ) -> RunOutcome:
     """Run a validated request with a journal and one browser for all its iterations.
 
     ``host``: an open host to run on (a server's one browser), left open afterwards;
-    without it the run launches its own browser and closes it at the end.
+    without it the run launches its own browser and closes it at the end. ``hooks``: step
+    events for the caller (the CLI's progress line), after the host's own hooks.
     """
     with Journal.open(journal_path) as journal:
         async with _host_for(host, browser) as host:
@@ -87,6 +90,7 @@ async def run_recipe(
                 stop=stop,
                 on_result=on_result,
                 on_start=on_start,
+                hooks=hooks,
             )
 
 

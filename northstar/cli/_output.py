@@ -31,6 +31,7 @@ __all__ = [
     "exit_code_for_error",
     "exit_code_for_status",
     "expected_errors",
+    "fix_text",
     "format_error",
     "outcome_to_dict",
     "print_result",
@@ -61,9 +62,15 @@ def exit_code_for_status(status: str) -> int:
     return EXIT_CODES.get(status, EXIT_CODES["not_verified"])
 
 
+def fix_text(error: NorthstarError) -> str:
+    """The error's fix with the real run id in place of the ``RUN_ID`` placeholder, if known."""
+    run_id = error.context.get("run_id")
+    return error.fix.replace("RUN_ID", str(run_id)) if run_id else error.fix
+
+
 def format_error(error: NorthstarError) -> str:
     """One line: code, place, message and the fix."""
-    return f"error[{error.code}] {error.where()}{error.message} (fix: {error.fix})"
+    return f"error[{error.code}] {error.where()}{error.message} (fix: {fix_text(error)})"
 
 
 @contextmanager
@@ -111,9 +118,16 @@ def outcome_to_dict(outcome: RunOutcome) -> dict[str, Any]:
         "model_calls": summary.model_calls,
         "outputs": [{"iteration": i, "name": k, "value": v} for i, k, v in summary.outputs],
         "iterations": [result.to_dict() for result in outcome.results],
-        "error": outcome.error.to_dict() if outcome.error else None,
+        "error": _error_dict(outcome.error, outcome.run_id),
         "artifacts": str(outcome.artifacts) if outcome.artifacts else None,
     }
+
+
+def _error_dict(error: NorthstarError | None, run_id: str) -> dict[str, Any] | None:
+    if error is None:
+        return None
+    error.with_context(run_id=run_id)
+    return error.to_dict() | {"fix": fix_text(error)}
 
 
 def report_outcome(outcome: RunOutcome, *, as_json: bool, echo: Callable[[str], None]) -> None:
@@ -123,7 +137,7 @@ def report_outcome(outcome: RunOutcome, *, as_json: bool, echo: Callable[[str], 
     if len(outcome.results) == 1:
         print_result(outcome.results[0], echo=echo)
     if outcome.error is not None and len(outcome.results) != 1:
-        echo(format_error(outcome.error))
+        echo(format_error(outcome.error.with_context(run_id=outcome.run_id)))
     echo(
         f"run {outcome.run_id}: {outcome.status}, {len(outcome.summary.verified)} of "
         f"{outcome.summary.requested} iterations verified"

@@ -5,16 +5,22 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import click
 
 from northstar import readers
 from northstar.cli._options import journal_option
 from northstar.cli._output import expected_errors
-from northstar.journal.paths import resolve_journal_path
+from northstar.journal.paths import resolve_journal_path, run_artifacts_dir
+from northstar.readers.artifacts import iteration_files
+from northstar.readers.changes import change_lines
 from northstar.readers.diagnoses import read_diagnoses, render_diagnoses
+from northstar.readers.views import RunDetail
 
-__all__ = ["runs", "show", "watch"]
+__all__ = ["ChangePrinter", "runs", "show", "watch"]
 
 
 @click.command()
@@ -43,11 +49,24 @@ def show(run_id: str, journal: str | None, as_json: bool) -> None:
         diagnoses = read_diagnoses(path, run_id)
         if as_json:
             out = detail.to_dict() | {"diagnoses": [d.to_dict() for d in diagnoses]}
+            out["files"] = _files_of_failures(detail, run_artifacts_dir(path, run_id))
             click.echo(json.dumps(out, indent=2, default=str))
         else:
-            click.echo(readers.render_run(detail))
+            click.echo(readers.render_run(detail, run_artifacts_dir(path, run_id)))
             if diagnoses:
                 click.echo(render_diagnoses(diagnoses))
+
+
+def _files_of_failures(detail: RunDetail, artifacts: Path) -> list[dict[str, Any]]:
+    """Each iteration not verified with its screenshots and trace (absolute paths)."""
+    out = []
+    for iteration in detail.iterations:
+        files = iteration_files(artifacts, iteration.number)
+        if iteration.effective_state != "verified" and files:
+            trace = str(files.trace) if files.trace else None
+            shots = [str(path) for path in files.screenshots]
+            out.append({"iteration": iteration.number, "screenshots": shots, "trace": trace})
+    return out
 
 
 @click.command()
@@ -55,14 +74,27 @@ def show(run_id: str, journal: str | None, as_json: bool) -> None:
 @journal_option
 @click.option("--every", type=click.FloatRange(0.05, 60), default=0.5, help="Seconds per poll.")
 def watch(run_id: str, journal: str | None, every: float) -> None:
-    """Follow a live run (started by another process) until it ends."""
+    """Follow a live run (started by another process) until it ends; print what changes."""
     with expected_errors():
         detail = asyncio.run(
             readers.follow_run(
                 resolve_journal_path(journal),
                 run_id,
                 poll=lambda: asyncio.sleep(every),
-                on_change=lambda d: click.echo(readers.render_run(d) + "\n"),
+                on_change=ChangePrinter(click.echo),
             )
         )
         sys.exit(0 if detail.summary.effective_status == "verified" else 1)
+
+
+class ChangePrinter:
+    """Keeps the last view it was shown, so each new one prints only what differs."""
+
+    def __init__(self, echo: Callable[[str], None]) -> None:
+        self._echo = echo
+        self._last: RunDetail | None = None
+
+    def __call__(self, detail: RunDetail) -> None:
+        for line in change_lines(self._last, detail):
+            self._echo(line)
+        self._last = detail

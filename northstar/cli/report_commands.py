@@ -33,7 +33,9 @@ def report(run_id: str, journal: str | None, out: str | None) -> None:
         target = Path(out) if out else artifacts / "report.html"
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(render_report(detail, artifacts), encoding="utf-8")
+            target.write_text(
+                render_report(detail, artifacts, page_dir=target.parent), encoding="utf-8"
+            )
         except OSError as exc:
             raise UsageInvalid(
                 f"cannot write the report to {target}: {exc.strerror}",

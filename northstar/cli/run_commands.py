@@ -24,7 +24,8 @@ from northstar.cli._output import (
     report_outcome,
 )
 from northstar.cli.lint_commands import print_warnings
-from northstar.cli.progress import Progress
+from northstar.cli.progress import Progress, ProgressHooks
+from northstar.cli.run_summary import print_summary
 from northstar.composition import load_compiled, run_recipe
 from northstar.errors import NorthstarError
 from northstar.programs import is_program, program_compiled, run_program
@@ -48,11 +49,19 @@ def browser_settings(options: dict[str, Any]) -> BrowserSettings:
     )
 
 
+def make_progress(total: int, *, as_json: bool) -> Progress | None:
+    """A progress display on stderr for a multi-iteration run in text mode; else none."""
+    if total <= 1 or as_json:
+        return None
+    return Progress(total, sys.stderr, live=sys.stderr.isatty())
+
+
 async def run_with_signals(
     start: Callable[[StopSignal, Callable[[IterationResult], None]], Awaitable[RunOutcome]],
     *,
     total: int,
     as_json: bool,
+    progress: Progress | None = None,
 ) -> RunOutcome:
     """Ctrl-C and SIGTERM ask the run to stop after the current step; progress on stderr.
 
@@ -66,9 +75,7 @@ async def run_with_signals(
         with suppress(RuntimeError):  # the loop is closed: the run is over already
             loop.call_soon_threadsafe(stop.request)
 
-    progress = Progress(total, sys.stderr, live=sys.stderr.isatty()) if total > 1 else None
-    if as_json:
-        progress = None
+    progress = progress or make_progress(total, as_json=as_json)
     try:
         with catch_stop_signals(), on_stop_request(hand_on):
             return await start(stop, progress.update if progress else (lambda result: None))
@@ -117,22 +124,31 @@ def run(**options: Any) -> None:
         )
         settings = browser_settings(options)
 
+        progress = make_progress(request.repeat.count, as_json=options["as_json"])
+
         def start(stop: StopSignal, on_result: Callable[[IterationResult], None]) -> Any:
-            return (run_program if program else run_recipe)(
-                request,
-                browser=settings,
-                journal_path=options["journal"],
-                stop=stop,
-                on_result=on_result,
-                on_start=lambda run_id: click.echo(f"run {run_id}", err=True),
-            )
+            common: dict[str, Any] = {
+                "browser": settings,
+                "journal_path": options["journal"],
+                "stop": stop,
+                "on_result": on_result,
+                "on_start": lambda run_id: click.echo(f"run {run_id}", err=True),
+            }
+            if program:  # a program's steps are the SDK's calls: progress per iteration
+                return run_program(request, **common)
+            hooks = ProgressHooks(progress) if progress else None
+            return run_recipe(request, hooks=hooks, **common)
 
         outcome = run_on_loop(
-            run_with_signals(start, total=request.repeat.count, as_json=options["as_json"])
+            run_with_signals(
+                start, total=request.repeat.count, as_json=options["as_json"], progress=progress
+            )
         )
         report_outcome(outcome, as_json=options["as_json"], echo=click.echo)
         if program and not options["as_json"]:
             click.echo(model_calls_line([result.model_calls for result in outcome.results]))
+        if not options["as_json"]:
+            print_summary(outcome, echo=click.echo)
         sys.exit(exit_code_for_status(outcome.status))
 
 

@@ -10,7 +10,9 @@ journal or dispatch a step: not the run engine, not the journal's writer (only
 - ``liveness``: why a ``running`` run whose worker is gone is shown as ``interrupted``.
 - ``queries``: opening the journal read-only and reading runs into views.
 - ``follow``: re-reading one run until it is final (``watch``).
+- ``artifacts``: the screenshots and traces a run left beside the journal.
 - ``rendering``: the views as compact human text.
+- ``changes``: what differs between two reads of a run (``watch``).
 - ``report``: one run as a self-contained HTML page (``northstar report``).
 """
 

@@ -7,13 +7,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from pathlib import Path
 
+from northstar.readers.artifacts import iteration_files
 from northstar.readers.liveness import INTERRUPTED
 from northstar.readers.views import IterationView, RunDetail, RunSummary, StepView
 from northstar.recipe.model import RetryPolicy
 from northstar.results import ACTED_ON
 
-__all__ = ["render_run", "render_runs"]
+__all__ = ["file_lines", "render_run", "render_runs"]
 
 # Shown next to a step only when it differs or was needed: the default is in the README.
 _DEFAULT_RETRY = RetryPolicy().model_dump()
@@ -33,8 +35,12 @@ def render_runs(runs: Sequence[RunSummary]) -> str:
     return "\n".join(lines)
 
 
-def render_run(detail: RunDetail) -> str:
-    """The text for ``northstar show`` (and each refresh of ``watch``)."""
+def render_run(detail: RunDetail, artifacts: Path | None = None) -> str:
+    """The text for ``northstar show`` (and each refresh of ``watch``).
+
+    With ``artifacts`` (the run's folder), each iteration that is not verified names its
+    failure screenshots and trace, so a person can open them without looking for them.
+    """
     lines = _run_header(detail)
     for iteration in detail.iterations:
         lines.append(_iteration_line(iteration))
@@ -42,7 +48,18 @@ def render_run(detail: RunDetail) -> str:
         if iteration.outputs:
             pairs = ", ".join(f"{k}={_clip(v, 60)}" for k, v in iteration.outputs.items())
             lines.append(f"    outputs: {pairs}")
+        if artifacts is not None and iteration.effective_state != "verified":
+            lines.extend(file_lines(artifacts, iteration.number))
     return "\n".join(lines)
+
+
+def file_lines(artifacts: Path, number: int) -> list[str]:
+    """An iteration's screenshots and trace as lines (absolute paths), with the trace command."""
+    files = iteration_files(artifacts, number)
+    lines = [f"    screenshot: {path}" for path in files.screenshots]
+    if files.trace is not None:
+        lines.append(f"    trace: {files.trace}  (playwright show-trace {files.trace})")
+    return lines
 
 
 def _run_header(detail: RunDetail) -> list[str]:

@@ -38,7 +38,7 @@ from northstar.results import IterationResult, IterationState
 from northstar.run.continuation import Unresumable, resume_plan
 from northstar.run.definition_guard import DefinitionGuard
 from northstar.run.failpoints import failpoint_from_environ
-from northstar.run.hooks import hooks_for
+from northstar.run.hooks import IterationHooks, chain_hooks, hooks_for
 from northstar.run.repeat import RepeatOptions, RepeatSummary, repeat_program
 from northstar.run.runner import ProgramRunner
 
@@ -152,6 +152,7 @@ class _RunContext:
         stop: StopSignal,
         on_result: Callable[[IterationResult], None],
         run_id: str,
+        hooks: IterationHooks | None = None,
     ) -> None:
         self.request = request
         self.journal = journal
@@ -163,7 +164,8 @@ class _RunContext:
         self.definition_guard = DefinitionGuard(request.recipe_path, request.compiled.recipe_hash)
         self.results: list[IterationResult] = []
         self.artifacts = run_artifacts_dir(journal.path, run_id)
-        self._hooks = hooks_for(host, self.artifacts)  # --step, --trace...: the host's settings
+        self._host_hooks = hooks_for(host, self.artifacts)  # --step, --trace...: host settings
+        self._hooks = chain_hooks(self._host_hooks, hooks)  # then the caller's (progress)
         self.runner = self._new_runner()
         self._lane_runners: dict[int, ProgramRunner] = {}
 
@@ -173,7 +175,8 @@ class _RunContext:
             recorder=self.journal.recorder(self.run_id),
             should_stop=lambda: self.stop.requested,
             sleep=self.stop.wait,  # a retry's back-off ends at a stop request
-            wait_for_stop=self.stop.until_requested,  # so does a pause for a person
+            # so does a pause for a person (only the host's hooks pause)
+            wait_for_stop=self.stop.until_requested if self._host_hooks is not None else None,
             on_failure=self._save_screenshots,
             failpoint=failpoint_from_environ(),
             hooks=self._hooks,
@@ -376,12 +379,23 @@ async def execute_run(
     stop: StopSignal | None = None,
     on_result: Callable[[IterationResult], None] = lambda result: None,
     on_start: Callable[[str], None] = lambda run_id: None,
+    hooks: IterationHooks | None = None,
 ) -> RunOutcome:
-    """Start a run and do every requested iteration; stop at the first not verified."""
+    """Start a run and do every requested iteration; stop at the first not verified.
+
+    ``hooks`` are called at each step after the host's own (a progress display's feed).
+    """
     run_id, credential = open_run(request, journal)
     on_start(run_id)
     return await continue_run(
-        request, run_id, credential, host=host, journal=journal, stop=stop, on_result=on_result
+        request,
+        run_id,
+        credential,
+        host=host,
+        journal=journal,
+        stop=stop,
+        on_result=on_result,
+        hooks=hooks,
     )
 
 
@@ -407,6 +421,7 @@ async def continue_run(
     numbers: Sequence[int] | None = None,
     stop: StopSignal | None = None,
     on_result: Callable[[IterationResult], None] = lambda result: None,
+    hooks: IterationHooks | None = None,
 ) -> RunOutcome:
     """Do the given iterations of a recorded run (every one of a new run; a resume's rest).
 
@@ -415,7 +430,7 @@ async def continue_run(
     unverified iteration leaves the others going, unless ``fail_fast``; a broken binding
     stops every lane.
     """
-    run = _RunContext(request, host, journal, stop or StopSignal(), on_result, run_id)
+    run = _RunContext(request, host, journal, stop or StopSignal(), on_result, run_id, hooks)
     numbers = list(range(1, request.repeat.count + 1) if numbers is None else numbers)
     lanes = assign_lanes(numbers, request.concurrency)
     ended = await asyncio.gather(

@@ -22,7 +22,7 @@ from northstar.browser import BrowserSession
 from northstar.plan.model import BoundStep, Plan
 from northstar.results import StepResult
 
-__all__ = ["HookChain", "HooksProvider", "IterationHooks", "NoHooks", "hooks_for"]
+__all__ = ["HookChain", "HooksProvider", "IterationHooks", "NoHooks", "chain_hooks", "hooks_for"]
 
 
 class IterationHooks(Protocol):
@@ -106,3 +106,11 @@ class HooksProvider(Protocol):
 def hooks_for(host: object, artifacts: Path) -> IterationHooks | None:
     """The host's hooks for a run whose files go to ``artifacts``, if it offers any."""
     return host.iteration_hooks(artifacts) if isinstance(host, HooksProvider) else None
+
+
+def chain_hooks(*hooks: IterationHooks | None) -> IterationHooks | None:
+    """The given hooks in order, as one; ``None`` when none is given."""
+    present = [hook for hook in hooks if hook is not None]
+    if len(present) <= 1:
+        return present[0] if present else None
+    return HookChain(present)

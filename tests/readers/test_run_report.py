@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 
 from northstar.journal import Journal
 from northstar.journal.paths import run_artifacts_dir
 from northstar.readers import IterationView, RunDetail, RunEvent, RunSummary, StepView
-from northstar.readers.report import render_report
+from northstar.readers.report import never_begun, number_ranges, render_report
 
 EVIL = '<script>alert("x")</script>'
 PNG = (  # a 1x1 transparent PNG
@@ -135,3 +136,39 @@ def test_a_run_without_signals_says_so(tmp_path: Path) -> None:
 def test_the_report_finds_the_artifacts_where_the_run_wrote_them(tmp_path: Path) -> None:
     with Journal.open(tmp_path / "journal.db") as journal:
         assert run_artifacts_dir(journal.path, "r-1") == tmp_path / "runs" / "r-1"
+
+
+def test_failed_iterations_come_first_and_open_verified_ones_closed(tmp_path: Path) -> None:
+    page = render_report(detail(), tmp_path)
+    failed = page.index(
+        '<details class="card iteration" id="iteration-2" data-verdict="failed" open>'
+    )
+    verified = page.index(
+        '<details class="card iteration" id="iteration-1" data-verdict="verified">'
+    )
+    assert failed < verified
+
+
+def test_screenshots_link_to_the_full_file_and_the_trace_has_its_command(tmp_path: Path) -> None:
+    artifacts = tmp_path / "runs" / "r-1"
+    artifacts.mkdir(parents=True)
+    (artifacts / "iteration-0002-failure-site.png").write_bytes(PNG)
+    (artifacts / "iteration-0002-trace.zip").write_bytes(b"zip")
+    page = render_report(detail(), artifacts, page_dir=tmp_path / "out")
+    assert '<a href="../runs/r-1/iteration-0002-failure-site.png" target="_blank"' in page
+    assert '<a href="../runs/r-1/iteration-0002-trace.zip">iteration-0002-trace.zip</a>' in page
+    trace = (artifacts / "iteration-0002-trace.zip").resolve()
+    assert f"<code>playwright show-trace {trace}</code>" in page
+    beside = render_report(detail(), artifacts)  # the default place: the artifacts folder
+    assert '<a href="iteration-0002-failure-site.png"' in beside
+
+
+def test_iterations_that_never_started_are_listed_as_ranges(tmp_path: Path) -> None:
+    run = detail()
+    stopped = RunDetail(replace(run.summary, total_iterations=20), "d", "p", {}, run.iterations, ())
+    assert never_begun(stopped) == list(range(3, 21))
+    assert "Never started: iterations 3–20 (18 of 20); the run stopped first." in render_report(
+        stopped, tmp_path
+    )
+    assert number_ranges([1, 2, 3, 5, 7, 8]) == "1–3, 5, 7–8"
+    assert "Never started" not in render_report(run, tmp_path)
