@@ -121,8 +121,10 @@ class PlaywrightSession:
         *,
         gate: OriginGate,
         unrecorded: UnrecordedRequests | None = None,
+        given: Mapping[str, Page] | None = None,
     ) -> None:
         self._context = context
+        self._given = dict(given or {})  # role -> a page someone else opened, used on open
         self.watch: BrowserWatch = watch_of(context.browser)
         self.unrecorded = unrecorded  # set when replaying a recording: what it lacked
         self._gate = gate
@@ -190,7 +192,7 @@ class PlaywrightSession:
     @watched
     async def open_tab(self, tab: BoundTab, *, timeout_ms: int) -> Evidence:
         assert tab.start is not None
-        page = await self._context.new_page()
+        page = self._given.pop(tab.role, None) or await self._context.new_page()
         self._bind(tab.role, page)
         try:
             async with converted_errors(f"open tab {tab.role!r}", tab=tab.role):
