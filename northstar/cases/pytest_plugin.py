@@ -7,11 +7,13 @@ files are left alone. Each item replays its case with no network (``--replay``) 
 fails when the iteration does not verify or its outputs differ from the recording; the
 failure names the step, what the recipe expected, what was found, and where to look.
 
-It honours pytest-playwright's options where they apply, and registers them itself when
-pytest-playwright is not active: ``--headed``, ``--slowmo MS``,
+It honours pytest-playwright's options and fixtures where they apply (its
+``browser_type_launch_args`` launches the cases' browser), and registers the options
+itself when pytest-playwright is not active: ``--headed``, ``--browser-channel``, ``--slowmo MS``,
 ``--tracing on|off|retain-on-failure``, ``--screenshot on|off|only-on-failure`` and
 ``--output DIR`` (artifacts go to ``DIR/<test id>/``, as pytest-playwright does). A
-case with secret parameters takes their values from ``NORTHSTAR_SECRET_<NAME>``.
+case with secret parameters takes their values from ``NORTHSTAR_SECRET_<NAME>``. The
+``northstar_recipe`` fixture (``recipe_fixture``) is registered here too.
 
 Importing this module loads neither Playwright nor the runner: pytest imports every
 installed plugin at start-up, so the work happens only when a case runs.
