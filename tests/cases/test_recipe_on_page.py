@@ -86,6 +86,15 @@ async def test_origins_hold_on_the_given_page_and_the_gate_goes_after(
     assert other.requests() == ["GET /landing"]
 
 
+async def test_a_start_url_that_fails_leaves_the_given_page_open(
+    given_page: Page, site: FixtureSite, tmp_path: Path
+) -> None:
+    (tmp_path / "missing.yaml").write_text(RECIPE.replace("/browser", "/no-such-page"))
+    _, result = await run_on_page(given_page, tmp_path / "missing.yaml", {}, base_url=site.base_url)
+    assert result.reason_code == "NAVIGATION_FAILED", result.reason
+    assert not given_page.is_closed()  # the test's page: its fixture closes it, not the recipe
+
+
 async def test_the_cases_loop_runs_beside_a_running_loop() -> None:
     # A running loop in this thread, as Playwright's sync API leaves one after a page test.
     assert asyncio.get_running_loop().is_running()
