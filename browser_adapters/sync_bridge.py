@@ -10,9 +10,10 @@ and its browser stay the sync test's.
 One adjustment to Playwright's internals makes this possible: both APIs cache their
 wrapper of an implementation object under the same attribute, so the async API would hand
 back the sync wrappers (a sync ``BrowserContext`` from ``async_page.context``). The async
-mapping is given an attribute of its own (``_separate_async_wrappers``), once, on first
-use; an async-only program sees no difference. This module relies on Playwright's private
-names (pinned by ``playwright>=1.65,<1.66``); its test runs a recipe on a sync page.
+mapping is given an attribute of its own (``separate_async_wrappers``), once, before
+the pytest plugin's first async object; an async-only program sees no difference. This
+module relies on Playwright's private names (pinned by ``playwright>=1.65,<1.66``); its
+test runs a recipe on a sync page (``tests/cases/test_pytest_playwright.py``).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from playwright._impl._impl_to_api_mapping import ImplToApiMapping
 from playwright.async_api import Page as AsyncPage
 from playwright.sync_api import Page as SyncPage
 
-__all__ = ["is_sync_page", "run_on_sync_page"]
+__all__ = ["is_sync_page", "run_on_sync_page", "separate_async_wrappers"]
 
 T = TypeVar("T")
 
@@ -39,7 +40,7 @@ def is_sync_page(page: object) -> bool:
 def run_on_sync_page(page: SyncPage, work: Callable[[AsyncPage], Coroutine[Any, Any, T]]) -> T:
     """Run ``work`` on the async twin of ``page``, blocking like any sync Playwright call."""
     __tracebackhide__ = True
-    _separate_async_wrappers()
+    separate_async_wrappers()
     twin: AsyncPage = _async_base.mapping.from_impl(page._impl_obj)
     result: T = page._sync(work(twin))
     return result
@@ -59,7 +60,12 @@ class _AsyncMapping(ImplToApiMapping):
         return wrapper
 
 
-def _separate_async_wrappers() -> None:
+def separate_async_wrappers() -> None:
+    """Give the async API its own wrapper cache; call it before async objects exist.
+
+    A wrapper made before the switch is not found after it (a second one is made), so
+    the pytest plugin calls this before launching the cases' browser, too.
+    """
     mapping = _async_base.mapping
     if not isinstance(mapping, _AsyncMapping):
         mapping.__class__ = _AsyncMapping  # the generated API holds this very object

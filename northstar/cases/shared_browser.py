@@ -77,6 +77,8 @@ class SharedBrowser:
 
 async def _launch(settings: BrowserSettings) -> PlaywrightHost:
     from browser_adapters import PlaywrightHost
+    from browser_adapters.sync_bridge import separate_async_wrappers
 
+    separate_async_wrappers()  # before any async object: northstar_recipe may need it later
     host = PlaywrightHost(settings)
     return await host.__aenter__()
