@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager, suppress
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 from playwright.async_api import Browser, BrowserContext, Playwright, async_playwright
 from playwright.async_api import Error as PlaywrightError
@@ -29,7 +30,7 @@ from northstar.errors import BrowserNotFound, DisplayMissing, NorthstarError
 from northstar.plan.model import Plan
 from northstar.run.hooks import IterationHooks
 
-__all__ = ["PlaywrightHost"]
+__all__ = ["PlaywrightHost", "launch_arguments"]
 
 # Chromium's own background traffic is refused on closed networks and only costs time.
 _QUIET_ARGS = (
@@ -78,26 +79,25 @@ class PlaywrightHost:
         await self._stack.aclose()
 
     async def _launch(self, playwright: Playwright) -> Browser:
-        executable = find_browser(
-            self.options.executable,
-            headless=self.options.headless,
-            playwright_build=playwright.chromium.executable_path,
-        )
-        try:
-            return await playwright.chromium.launch(
-                executable_path=executable,
+        given = self.options.launch_options
+        executable = given.get("executable_path")
+        if not executable and not given.get("channel"):  # a channel names its own browser
+            executable = find_browser(
+                self.options.executable,
                 headless=self.options.headless,
-                slow_mo=self.options.slow_mo_ms or None,
-                args=[*_QUIET_ARGS, *self.options.extra_args],
+                playwright_build=playwright.chromium.executable_path,
             )
+        try:
+            return await playwright.chromium.launch(**launch_arguments(self.options, executable))
         except PlaywrightError as exc:
             if not self.options.headless and _needs_display(str(exc)):
                 raise DisplayMissing(
                     "a headed browser needs a display, and there is none (no X server or $DISPLAY)"
                 ) from exc
+            channel = given.get("channel")
+            where = executable or (f"channel {channel!r}" if channel else "the Playwright build")
             raise BrowserNotFound(
-                f"Chromium at {executable or 'the Playwright build'} did not start: "
-                f"{str(exc).splitlines()[0][:200]}"
+                f"Chromium at {where} did not start: {str(exc).splitlines()[0][:200]}"
             ) from exc
 
     @property
@@ -159,6 +159,21 @@ class PlaywrightHost:
         view._browser = self.browser
         view._gate = self.gate
         return view
+
+
+def launch_arguments(options: BrowserSettings, executable: str | None) -> dict[str, Any]:
+    """Keyword arguments for ``chromium.launch``: Northstar's, then ``launch_options`` winning.
+
+    ``executable`` is the discovered one (``None`` when a ``channel`` names the browser).
+    """
+    given = dict(options.launch_options)
+    arguments: dict[str, Any] = {
+        "executable_path": executable,
+        "headless": options.headless,
+        "slow_mo": options.slow_mo_ms or None,
+    }
+    args = [*_QUIET_ARGS, *options.extra_args, *given.pop("args", ())]
+    return {**arguments, **given, "args": args}
 
 
 def _needs_display(launch_error: str) -> bool:

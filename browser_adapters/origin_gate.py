@@ -102,6 +102,11 @@ class OriginGate:
         await cdp.send("Fetch.enable", {"patterns": [_DOCUMENTS]})
         return gate
 
+    async def close(self) -> None:
+        """Stop intercepting (a borrowed browser goes on without the gate)."""
+        with suppress(PlaywrightError):  # the browser may be gone, and its session with it
+            await self._cdp.detach()
+
     async def watch(self, context: BrowserContext, page: Page, guard: PageGuard) -> None:
         """Guard ``page`` from its next navigation on; call it before the page's first."""
         # The session goes away with the page; detaching it would cost one more round trip.

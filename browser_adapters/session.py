@@ -121,8 +121,11 @@ class PlaywrightSession:
         *,
         gate: OriginGate,
         unrecorded: UnrecordedRequests | None = None,
+        given: Mapping[str, Page] | None = None,
     ) -> None:
         self._context = context
+        self._given = dict(given or {})  # role -> a page someone else opened, used on open
+        self._lent = list(self._given.values())  # never closed here: their owner closes them
         self.watch: BrowserWatch = watch_of(context.browser)
         self.unrecorded = unrecorded  # set when replaying a recording: what it lacked
         self._gate = gate
@@ -190,7 +193,7 @@ class PlaywrightSession:
     @watched
     async def open_tab(self, tab: BoundTab, *, timeout_ms: int) -> Evidence:
         assert tab.start is not None
-        page = await self._context.new_page()
+        page = self._given.pop(tab.role, None) or await self._context.new_page()
         self._bind(tab.role, page)
         try:
             async with converted_errors(f"open tab {tab.role!r}", tab=tab.role):
@@ -212,6 +215,8 @@ class PlaywrightSession:
     async def _discard(self, role: str, page: Page) -> None:
         """Forget a role whose destination did not load: it is not open, so a retry reopens it."""
         self._pages.pop(role, None)
+        if any(page is lent for lent in self._lent):
+            return
         with suppress(PlaywrightError):  # already gone with its context: nothing to close
             await page.close()
 

@@ -16,7 +16,7 @@ person: the callable receives the page and a ``PausePoint`` and returns to resum
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -106,3 +106,6 @@ class BrowserSettings:
     pause: PauseFunction | None = None  # how a pause waits; default: Playwright's Inspector
     record_har: str | None = None  # record each context's network to this HAR file
     replay_har: str | None = None  # --replay: every request answered from this HAR
+    # Playwright launch options as given (pytest-playwright's ``browser_type_launch_args``):
+    # they win over the fields above; their ``args`` come after ``extra_args``.
+    launch_options: Mapping[str, Any] = field(default_factory=dict)

@@ -16,10 +16,13 @@ from typing import TYPE_CHECKING, Any
 from northstar.browser_settings import BrowserSettings
 from northstar.journal import Journal
 from northstar.journal.paths import run_artifacts_dir
-from northstar.plan.compiler import CompiledRecipe, prepare
+from northstar.logs import secret_values
+from northstar.plan.compiler import CompiledRecipe, bind, prepare
 from northstar.recipe.loader import load_recipe_positions
+from northstar.recipe.params import coerce_params
 from northstar.results import IterationResult
 from northstar.run.execution import RunOutcome, RunRequest, StopSignal, execute_run
+from northstar.run.runner import ProgramRunner
 
 if TYPE_CHECKING:
     from northstar.browser import BrowserHost
@@ -34,6 +37,7 @@ __all__ = [
     "reconcile",
     "resolve_credential",
     "resume",
+    "run_on_page",
     "run_options",
     "run_recipe",
 ]
@@ -92,6 +96,27 @@ async def run_recipe(
                 on_start=on_start,
                 hooks=hooks,
             )
+
+
+async def run_on_page(
+    page: Any, recipe_path: str | Path, params: Mapping[str, Any], *, base_url: str | None = None
+) -> tuple[CompiledRecipe, IterationResult]:
+    """One iteration of a recipe on a Playwright ``page`` someone else opened (a test's).
+
+    The recipe's first tab role is ``page``; the browser, context and page stay the
+    caller's. No journal: this is a check inside a test, whose report is the record.
+    """
+    from browser_adapters.page_host import PageHost
+
+    compiled = load_compiled(recipe_path)
+    values = coerce_params(compiled.recipe.params, params, recipe_dir=Path(recipe_path).parent)
+    plan = bind(compiled, values, base_url=base_url)
+    token = secret_values.set(plan.secrets)
+    try:
+        async with PageHost(page) as host:
+            return compiled, await ProgramRunner(host).run_iteration(plan)
+    finally:
+        secret_values.reset(token)
 
 
 CREDENTIAL_ENV = "NORTHSTAR_RUN_CREDENTIAL"

@@ -7,6 +7,8 @@ Owns:
   composition root of its own: it wires ``browser_adapters`` in lazily, inside functions).
 - ``results``: what a replay found and how a failure is explained.
 - ``pytest_plugin``: the ``pytest11`` entry point that makes every case a test.
+- ``shared_browser``: the one Chromium of a session's cases, on a loop in its own thread.
+- ``recipe_fixture``: ``northstar_recipe``, a recipe run on a Playwright test's own page.
 
 May import: the run engine, ``northstar.composition`` and (lazily) ``browser_adapters``.
 Nothing else in the core imports this package.

@@ -7,11 +7,13 @@ files are left alone. Each item replays its case with no network (``--replay``) 
 fails when the iteration does not verify or its outputs differ from the recording; the
 failure names the step, what the recipe expected, what was found, and where to look.
 
-It honours pytest-playwright's options where they apply, and registers them itself when
-pytest-playwright is not active: ``--headed``, ``--slowmo MS``,
+It honours pytest-playwright's options and fixtures where they apply (its
+``browser_type_launch_args`` launches the cases' browser), and registers the options
+itself when pytest-playwright is not active: ``--headed``, ``--browser-channel``, ``--slowmo MS``,
 ``--tracing on|off|retain-on-failure``, ``--screenshot on|off|only-on-failure`` and
 ``--output DIR`` (artifacts go to ``DIR/<test id>/``, as pytest-playwright does). A
-case with secret parameters takes their values from ``NORTHSTAR_SECRET_<NAME>``.
+case with secret parameters takes their values from ``NORTHSTAR_SECRET_<NAME>``. The
+``northstar_recipe`` fixture (``recipe_fixture``) is registered here too.
 
 Importing this module loads neither Playwright nor the runner: pytest imports every
 installed plugin at start-up, so the work happens only when a case runs.
@@ -20,11 +22,10 @@ installed plugin at start-up, so the work happens only when a case runs.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import re
 import shutil
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,18 +33,20 @@ import pytest
 
 from northstar.browser_settings import BrowserSettings
 from northstar.cases.manifest import is_case_file
+from northstar.cases.recipe_fixture import northstar_recipe
+from northstar.cases.shared_browser import SharedBrowser
 
 if TYPE_CHECKING:
-    from browser_adapters import PlaywrightHost
     from northstar.cases.results import CaseReplay
 
-__all__ = ["CaseFailed", "CaseFile", "CaseItem"]
+__all__ = ["CaseFailed", "CaseFile", "CaseItem", "northstar_recipe"]
 
 _MARKER = "northstar_case"
 
 # pytest-playwright's options that mean something for a replayed case, as it defines them.
 _PLAYWRIGHT_OPTIONS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("--headed", {"action": "store_true", "default": False, "help": "Run tests in headed mode."}),
+    ("--browser-channel", {"default": None, "help": "Browser channel to be used."}),
     ("--slowmo", {"default": 0, "type": int, "help": "Run tests with slow mo"}),
     (
         "--output",
@@ -115,41 +118,24 @@ class CaseFailed(Exception):
         self.replay = replay
 
 
-class CaseItem(pytest.Item):
-    """Replays one case in a fresh context of the session's Chromium (``--headed`` shows it)."""
+class CaseItem(pytest.Function):
+    """Replays one case in a fresh context of the session's Chromium (``--headed`` shows it).
+
+    A ``pytest.Function`` (its function is ``_replay``) so that fixtures reach it:
+    pytest-playwright's ``browser_type_launch_args`` (``--browser-channel``, ``--headed``,
+    ``--slowmo`` and a conftest's overrides), its ``output_path``, and its autouse
+    ``--output`` cleanup, which then runs before the first case writes anything there.
+    """
 
     def __init__(self, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
+        super().__init__(callobj=_replay, **kwargs)
         self.add_marker(_MARKER)
         if _declares_marker(self.config, "browser"):
             self.add_marker("browser")  # so `-m "not browser"` skips cases in such projects
 
-    def runtest(self) -> None:
-        from northstar.browser_settings import DebugSettings
-        from northstar.cases.record_replay import replay_case
-
-        _quiet_logs()
-        option = self.config.getoption
-        artifacts = self.artifacts_dir()
-        shutil.rmtree(artifacts, ignore_errors=True)  # a trace of an earlier run misleads
-        browser = BrowserSettings(debug=DebugSettings(trace=option("--tracing")))
-        replay = _shared_browser(self.config).run(
-            lambda host: replay_case(
-                self.path.parent,
-                artifacts=artifacts,
-                browser=browser,
-                screenshots=option("--screenshot"),
-                shared=host,
-            )
-        )
-        _drop_if_empty(artifacts)
-        if not replay.passed:
-            raise CaseFailed(replay)
-
-    def artifacts_dir(self) -> Path:
-        """``--output``/<test id>/, the layout pytest-playwright uses."""
-        slug = re.sub(r"[^A-Za-z0-9]+", "-", self.nodeid).strip("-")
-        return Path(str(self.config.getoption("--output"))).resolve() / slug
+    @property
+    def case_dir(self) -> Path:
+        return self.path.parent
 
     def repr_failure(
         self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None
@@ -167,48 +153,71 @@ class CaseItem(pytest.Item):
         return self.path, None, f"northstar case {self.name}"
 
 
-class _SharedBrowser:
-    """One Chromium for every case of the session, on an event loop of its own.
+def _replay(request: pytest.FixtureRequest) -> None:
+    """The test function of every ``CaseItem``: replay its case, raise ``CaseFailed``."""
+    from northstar.browser_settings import DebugSettings
+    from northstar.cases.record_replay import replay_case
 
-    Launching is the expensive part of a replay; each case still gets a fresh context.
-    The loop is separate so that pytest-asyncio's loop (and its tests) are left alone.
-    """
-
-    def __init__(self, config: pytest.Config) -> None:
-        self._config = config
-        self._runner = asyncio.Runner(loop_factory=asyncio.new_event_loop)
-        self._host: PlaywrightHost | None = None
-
-    def run(self, work: Callable[[PlaywrightHost], Coroutine[Any, Any, Any]]) -> Any:
-        if self._host is None:
-            self._host = self._runner.run(self._launch())
-        return self._runner.run(work(self._host))
-
-    async def _launch(self) -> PlaywrightHost:
-        from browser_adapters import PlaywrightHost
-
-        host = PlaywrightHost(
-            BrowserSettings(
-                executable=os.environ.get("NORTHSTAR_BROWSER") or None,
-                headless=not self._config.getoption("--headed"),
-                slow_mo_ms=self._config.getoption("--slowmo") or 0,
-            )
-        )
-        return await host.__aenter__()
-
-    def close(self) -> None:
-        if self._host is not None:
-            self._runner.run(self._host.__aexit__(None, None, None))
-            self._host = None
-        self._runner.close()
+    item = request.node
+    assert isinstance(item, CaseItem)
+    _quiet_logs()
+    option = item.config.getoption
+    artifacts = _artifacts_dir(request)
+    shutil.rmtree(artifacts, ignore_errors=True)  # a trace of an earlier run misleads
+    browser = BrowserSettings(debug=DebugSettings(trace=option("--tracing")))
+    replay = _shared_browser(item.config).run(
+        lambda: _launch_settings(request),
+        lambda host: replay_case(
+            item.case_dir,
+            artifacts=artifacts,
+            browser=browser,
+            screenshots=option("--screenshot"),
+            shared=host,
+        ),
+    )
+    _drop_if_empty(artifacts)
+    if not replay.passed:
+        raise CaseFailed(replay)
 
 
-_SHARED = pytest.StashKey[_SharedBrowser]()
+def _fixture_or(request: pytest.FixtureRequest, name: str, default: Any) -> Any:
+    """A fixture's value, or ``default`` where no plugin or conftest defines it."""
+    try:
+        return request.getfixturevalue(name)
+    except pytest.FixtureLookupError:
+        return default
 
 
-def _shared_browser(config: pytest.Config) -> _SharedBrowser:
+def _artifacts_dir(request: pytest.FixtureRequest) -> Path:
+    """pytest-playwright's ``output_path`` (``--output``/<test id>/), or the same by hand."""
+    given = _fixture_or(request, "output_path", None)
+    if given is not None:
+        return Path(given).resolve()
+    slug = re.sub(r"[^A-Za-z0-9]+", "-", request.node.nodeid).strip("-")
+    return Path(str(request.config.getoption("--output"))).resolve() / slug
+
+
+def _launch_settings(request: pytest.FixtureRequest) -> BrowserSettings:
+    """The session browser's launch: the options, then ``browser_type_launch_args`` winning."""
+    option = request.config.getoption
+    channel = option("--browser-channel")
+    given = _fixture_or(request, "browser_type_launch_args", None)
+    if given is None:  # pytest-playwright is not active: its options are ours
+        given = {"channel": channel} if channel else {}
+    return BrowserSettings(
+        executable=os.environ.get("NORTHSTAR_BROWSER") or None,
+        headless=not option("--headed") and given.get("headless", True),
+        slow_mo_ms=option("--slowmo") or 0,
+        launch_options=dict(given),
+    )
+
+
+_SHARED = pytest.StashKey[SharedBrowser]()
+
+
+def _shared_browser(config: pytest.Config) -> SharedBrowser:
     if _SHARED not in config.stash:
-        shared = config.stash[_SHARED] = _SharedBrowser(config)
+        shared = config.stash[_SHARED] = SharedBrowser()
         config.add_cleanup(shared.close)
     return config.stash[_SHARED]
 

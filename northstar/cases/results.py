@@ -15,7 +15,7 @@ from northstar.cases.manifest import RegressionCase
 from northstar.recipe.model import Check, Recipe, Step, Target
 from northstar.results import IterationResult, StepResult, StepStatus
 
-__all__ = ["CaseReplay", "describe_expected"]
+__all__ = ["CaseReplay", "describe_expected", "explain_failure"]
 
 
 @dataclass(frozen=True)
@@ -68,23 +68,8 @@ class CaseReplay:
         return "\n".join(lines + self._artifact_lines())
 
     def _failed_step_lines(self) -> list[str]:
-        result = self.result
-        step_id = result.failing_step or "?"
-        lines = [
-            f"replay of case {self.case.name!r} failed: {result.reason_code} at step {step_id!r}"
-        ]
-        failed = _failed_step(result)
-        step = _recipe_step(self.recipe, step_id)
-        tab = f" (tab {failed.tab})" if failed is not None and failed.tab else ""
-        lines.append(f"  step {step_id!r}{tab}")
-        expected = describe_expected(step) if step is not None else ["done_when and outputs"]
-        lines.append(f"    expected: {expected[0]}")
-        lines.extend(f"              {more}" for more in expected[1:])
-        lines.append(f"    found:    {result.reason or '(no message)'}")
-        for evidence in failed.evidence if failed is not None else ():
-            mark = "ok" if evidence.passed else "not"
-            lines.append(f"    checked:  {evidence.expected} [{mark}] {evidence.found}".rstrip())
-        return lines
+        headline = f"replay of case {self.case.name!r} failed"
+        return explain_failure(self.recipe, self.result, headline)
 
     def _artifact_lines(self) -> list[str]:
         lines = []
@@ -111,6 +96,24 @@ class CaseReplay:
             self.case_dir / before if before else None,
             self.case_dir / after if after else None,
         )
+
+
+def explain_failure(recipe: Recipe, result: IterationResult, headline: str) -> list[str]:
+    """The failing step, what the recipe expected there, what was found, what was checked."""
+    step_id = result.failing_step or "?"
+    lines = [f"{headline}: {result.reason_code} at step {step_id!r}"]
+    failed = _failed_step(result)
+    step = _recipe_step(recipe, step_id)
+    tab = f" (tab {failed.tab})" if failed is not None and failed.tab else ""
+    lines.append(f"  step {step_id!r}{tab}")
+    expected = describe_expected(step) if step is not None else ["done_when and outputs"]
+    lines.append(f"    expected: {expected[0]}")
+    lines.extend(f"              {more}" for more in expected[1:])
+    lines.append(f"    found:    {result.reason or '(no message)'}")
+    for evidence in failed.evidence if failed is not None else ():
+        mark = "ok" if evidence.passed else "not"
+        lines.append(f"    checked:  {evidence.expected} [{mark}] {evidence.found}".rstrip())
+    return lines
 
 
 def _failed_step(result: IterationResult) -> StepResult | None:

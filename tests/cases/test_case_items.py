@@ -62,7 +62,7 @@ def project(tmp_path: Path) -> Path:
 
 def test_recorded_cases_are_collected_as_items(project: Path) -> None:
     # pytest-playwright-asyncio is active here: its options exist and ours must not clash.
-    found = pytest_in(project, "--collect-only", "-q", "--tracing", "on")
+    found = pytest_in(project, "-p", "no:playwright", "--collect-only", "-q", "--tracing", "on")
     assert found.returncode == 0, found.stdout + found.stderr
     assert "cases/broken/case.json::broken" in found.stdout
     assert "cases/ok/case.json::ok" in found.stdout

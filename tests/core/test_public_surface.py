@@ -30,6 +30,8 @@ SEPARATE_ENTRY_POINTS = {
     "northstar.bench.run_bench",
     "northstar.cases.record_replay",  # record and replay regression cases
     "northstar.cases.pytest_plugin",  # the pytest11 entry point that runs recorded cases
+    "northstar.cases.recipe_fixture",  # its northstar_recipe fixture, on a test's own page
+    "northstar.cases.shared_browser",  # the one browser of a session's replayed cases
 }
 ADAPTER_PACKAGES = ("playwright", "browser_adapters")
 

@@ -1,0 +1,73 @@
+"""A host over a page someone else opened: a Playwright test's own ``page``.
+
+``PlaywrightHost`` launches a browser and gives each iteration a fresh context. Here the
+browser, the context and the page belong to the caller (pytest-playwright's fixtures
+open and close them), and a recipe runs inside them: the recipe's first tab role is the
+given page (its start URL is loaded in it), other roles and declared popups open in the
+page's context, and every role's origins are enforced by an origin gate opened on the
+page's browser for the duration of the host and closed after it. Nothing the caller
+owns is closed here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from types import TracebackType
+
+from playwright.async_api import Page
+
+from browser_adapters.origin_gate import OriginGate
+from browser_adapters.session import PlaywrightSession
+from northstar.errors import UsageInvalid
+from northstar.plan.model import Plan
+
+__all__ = ["PageHost", "first_role"]
+
+
+class PageHost:
+    """Implements ``northstar.browser.BrowserHost`` on a given page; use as ``async with``."""
+
+    def __init__(self, page: Page) -> None:
+        self.page = page
+        self._gate: OriginGate | None = None
+
+    async def __aenter__(self) -> PageHost:
+        browser = self.page.context.browser
+        if browser is None:
+            raise UsageInvalid(
+                "the page's context has no browser (a persistent context)",
+                fix="Give a page of a context made by browser.new_context(), like "
+                "pytest-playwright's page fixture.",
+            )
+        self._gate = await OriginGate.open(browser)
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._gate is not None:
+            await self._gate.close()
+            self._gate = None
+
+    @asynccontextmanager
+    async def session(self, plan: Plan) -> AsyncIterator[PlaywrightSession]:
+        """The page's context, with the recipe's first tab role bound to the page."""
+        if self._gate is None:
+            raise RuntimeError("PageHost is used outside `async with`")
+        given = {first_role(plan): self.page}
+        yield PlaywrightSession(self.page.context, plan, gate=self._gate, given=given)
+
+
+def first_role(plan: Plan) -> str:
+    """The role the given page plays: the recipe's first tab that the runner opens itself."""
+    for role, tab in plan.tabs.items():
+        if tab.start is not None:
+            return role
+    raise UsageInvalid(
+        "the recipe has no tab with a start URL for the given page to load",
+        fix="Give the recipe's first tab a `start:` URL.",
+    )
