@@ -20,6 +20,8 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from northstar.errors import UsageInvalid
+
 __all__ = [
     "TRACE_MODES",
     "BrowserSettings",
@@ -95,7 +97,12 @@ PauseFunction = Callable[[Any, PausePoint], Awaitable[None]]
 
 @dataclass(frozen=True)
 class BrowserSettings:
-    """How the browser is launched; ``executable`` (``--browser``) wins over discovery."""
+    """How the browser is launched; ``executable`` (``--browser``) wins over discovery.
+
+    With ``cdp_url`` or ``ws_endpoint`` nothing is launched: the host connects to a
+    browser someone else runs: ``executable`` and ``headless`` are that browser's business,
+    and at the end only the connection is closed, never the browser.
+    """
 
     executable: str | None = None
     headless: bool = True
@@ -106,3 +113,17 @@ class BrowserSettings:
     pause: PauseFunction | None = None  # how a pause waits; default: Playwright's Inspector
     record_har: str | None = None  # record each context's network to this HAR file
     replay_har: str | None = None  # --replay: every request answered from this HAR
+    cdp_url: str | None = None  # --cdp-url: a running Chromium's DevTools endpoint
+    ws_endpoint: str | None = None  # --ws-endpoint: a Playwright browser server
+
+    def __post_init__(self) -> None:
+        if self.cdp_url and self.ws_endpoint:
+            raise UsageInvalid(
+                "--cdp-url and --ws-endpoint name two remote browsers; a run uses one",
+                fix="Give either --cdp-url or --ws-endpoint.",
+            )
+
+    @property
+    def remote(self) -> str | None:
+        """The remote browser's address, if the browser is not ours to launch (and kill)."""
+        return self.cdp_url or self.ws_endpoint

@@ -21,12 +21,14 @@ from northstar.cli._output import (
     EXIT_CODES,
     exit_code_for_status,
     expected_errors,
-    format_error,
+    notice,
+    report_error,
     report_outcome,
 )
 from northstar.cli.progress import Progress
 from northstar.composition import load_compiled, run_recipe
 from northstar.errors import NorthstarError
+from northstar.logs import json_logging
 from northstar.recipe.model import Recipe
 from northstar.results import IterationResult
 from northstar.run.execution import RunOutcome, StopSignal
@@ -43,6 +45,8 @@ def browser_settings(options: dict[str, Any]) -> BrowserSettings:
         storage_state=options.get("profile"),
         debug=debug,
         replay_har=options.get("replay_har"),
+        cdp_url=options.get("cdp_url"),
+        ws_endpoint=options.get("ws_endpoint"),
     )
 
 
@@ -65,7 +69,7 @@ async def run_with_signals(
             loop.call_soon_threadsafe(stop.request)
 
     progress = Progress(total, sys.stderr, live=sys.stderr.isatty()) if total > 1 else None
-    if as_json:
+    if as_json or json_logging():  # the JSON on stdout, or stderr's JSON lines, stay clean
         progress = None
     try:
         with catch_stop_signals(), on_stop_request(hand_on):
@@ -117,7 +121,7 @@ def run(**options: Any) -> None:
                 journal_path=options["journal"],
                 stop=stop,
                 on_result=on_result,
-                on_start=lambda run_id: click.echo(f"run {run_id}", err=True),
+                on_start=lambda run_id: notice(f"run {run_id}"),
             )
 
         outcome = run_on_loop(
@@ -136,7 +140,7 @@ def validate(recipes: tuple[str, ...]) -> None:
         try:
             compiled = load_compiled(path)
         except NorthstarError as exc:
-            click.echo(format_error(exc), err=True)
+            report_error(exc)
             failed += 1
             continue
         recipe = compiled.recipe
