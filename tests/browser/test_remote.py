@@ -24,6 +24,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pytest
+from click.testing import CliRunner
 from playwright._impl._driver import compute_driver_executable
 
 from browser_adapters import PlaywrightHost
@@ -35,7 +36,7 @@ from northstar.browser_settings import BrowserSettings
 from northstar.errors import BrowserClosed, UsageInvalid
 from tests.browser.conftest import LOADED, recipe
 from tests.browser.test_origin_guard import assert_blocked_redirect, landing
-from tests.cli.test_cli_run import northstar
+from tests.cli.test_cli_run import northstar, one_error_line
 from tests.conftest import RECIPES, make_plan
 
 STOP_TIMEOUT_S = 10
@@ -204,10 +205,19 @@ def test_an_unreachable_remote_browser_is_one_coded_line(tmp_path: Path) -> None
         cwd=tmp_path,
     )
     assert proc.returncode == 1, proc.stderr
-    assert "Traceback" not in proc.stderr
-    assert "error[BROWSER_UNREACHABLE]" in proc.stderr
-    assert "ws://127.0.0.1:9/" in proc.stderr
+    line = one_error_line(proc, "BROWSER_UNREACHABLE")
+    assert "--ws-endpoint ws://127.0.0.1:9/:" in line["body"]
     assert "tok-5e3b-secret" not in proc.stderr + proc.stdout
+
+
+@pytest.mark.parametrize("command", ["run", "record", "reconcile", "resume"])
+def test_every_command_that_drives_a_browser_takes_the_remote_options(command: str) -> None:
+    from northstar.cli import cli
+
+    result = CliRunner().invoke(cli, [command, "--help"])
+    assert result.exit_code == 0, result.output
+    assert "--cdp-url URL" in result.output
+    assert "--ws-endpoint URL" in result.output
 
 
 def test_two_remote_browsers_at_once_are_refused() -> None:
