@@ -110,15 +110,29 @@ def configure_logging(*, json: bool = False, verbose: bool = False) -> None:
     renderer: Any = (
         structlog.processors.JSONRenderer() if json else structlog.dev.ConsoleRenderer(colors=False)
     )
+    shared: list[Any] = [
+        structlog.processors.add_log_level,
+        structlog.processors.TimeStamper(fmt="iso", utc=True),
+        redact_secrets,
+    ]
     structlog.configure(
-        processors=[
-            structlog.contextvars.merge_contextvars,
-            structlog.processors.add_log_level,
-            structlog.processors.TimeStamper(fmt="iso", utc=True),
-            redact_secrets,
-            renderer,
-        ],
+        processors=[structlog.contextvars.merge_contextvars, *shared, renderer],
         wrapper_class=structlog.make_filtering_bound_logger(level),
         logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
         cache_logger_on_first_use=False,
     )
+    if json:  # warnings of other libraries (asyncio, ...) must be JSON lines too
+        _json_stdlib_records(shared)
+
+
+def _json_stdlib_records(shared: list[Any]) -> None:
+    """Standard library records at WARNING and above, rendered as JSON lines on stderr."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(
+        structlog.stdlib.ProcessorFormatter(
+            processor=structlog.processors.JSONRenderer(), foreign_pre_chain=shared
+        )
+    )
+    root = logging.getLogger()
+    root.handlers = [handler]
+    root.setLevel(logging.WARNING)

@@ -33,10 +33,10 @@ from browser_adapters.remote import shown_url, url_secrets
 from fixtures.other_origin import OtherOrigin
 from fixtures.site_server import FixtureSite
 from northstar.browser_settings import BrowserSettings
-from northstar.errors import BrowserClosed, UsageInvalid
+from northstar.errors import BrowserClosed, BrowserUnreachable, UsageInvalid
 from tests.browser.conftest import LOADED, recipe
 from tests.browser.test_origin_guard import assert_blocked_redirect, landing
-from tests.cli.test_cli_run import northstar, one_error_line
+from tests.cli.test_cli_run import northstar
 from tests.conftest import RECIPES, make_plan
 
 STOP_TIMEOUT_S = 10
@@ -192,22 +192,13 @@ def test_a_recipe_runs_verified_through_a_playwright_browser_server(
     assert browser_server.alive()
 
 
-def test_an_unreachable_remote_browser_is_one_coded_line(tmp_path: Path) -> None:
-    proc = northstar(
-        "run",
-        str(RECIPES / "contact-form.yaml"),
-        "--base-url",
-        "http://127.0.0.1:9",
-        "-p",
-        "name=Nobody",
-        "--ws-endpoint",
-        "ws://127.0.0.1:9/?token=tok-5e3b-secret",
-        cwd=tmp_path,
-    )
-    assert proc.returncode == 1, proc.stderr
-    line = one_error_line(proc, "BROWSER_UNREACHABLE")
-    assert "--ws-endpoint ws://127.0.0.1:9/:" in line["body"]
-    assert "tok-5e3b-secret" not in proc.stderr + proc.stdout
+async def test_an_unreachable_remote_browser_is_browser_unreachable_without_its_token() -> None:
+    settings = BrowserSettings(ws_endpoint="ws://127.0.0.1:9/?token=tok-5e3b-secret")
+    with pytest.raises(BrowserUnreachable) as raised:
+        async with PlaywrightHost(settings):
+            pass
+    assert "--ws-endpoint ws://127.0.0.1:9/:" in raised.value.message
+    assert "tok-5e3b-secret" not in str(raised.value.to_dict())
 
 
 @pytest.mark.parametrize("command", ["run", "record", "reconcile", "resume"])
@@ -237,19 +228,15 @@ def test_a_remote_url_is_shown_without_its_credentials() -> None:
 
 @pytest.fixture(scope="module", params=["cdp", "ws"])
 async def remote_host(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+    request: pytest.FixtureRequest, cdp_chromium: RemoteProcess, browser_server: RemoteProcess
 ) -> AsyncIterator[PlaywrightHost]:
+    """A host on the module's CDP Chromium, then on its browser server."""
     if request.param == "cdp":
-        remote = start_cdp_chromium(tmp_path_factory.mktemp("gate-profile"))
-        settings = BrowserSettings(cdp_url=remote.address)
+        settings = BrowserSettings(cdp_url=cdp_chromium.address)
     else:
-        remote = start_browser_server()
-        settings = BrowserSettings(ws_endpoint=remote.address)
-    try:
-        async with PlaywrightHost(settings) as host:
-            yield host
-    finally:
-        remote.stop()
+        settings = BrowserSettings(ws_endpoint=browser_server.address)
+    async with PlaywrightHost(settings) as host:
+        yield host
 
 
 @pytest.fixture(scope="module")
