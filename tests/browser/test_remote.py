@@ -275,3 +275,24 @@ async def test_a_dropped_connection_ends_the_next_call_as_browser_closed(
                     pass
     finally:
         remote.stop()
+
+
+@pytest.mark.browser
+async def test_the_async_api_runs_over_cdp_with_the_cli_journal(
+    tmp_path: Path, site: FixtureSite, cdp_chromium: RemoteProcess
+) -> None:
+    import northstar
+
+    result = await northstar.run(
+        RECIPES / "contact-form.yaml",
+        params=[{"name": "API row 1"}, {"name": "API row 2"}],
+        base_url=site.base_url,
+        journal=tmp_path / "journal.db",
+        cdp_url=cdp_chromium.address,
+    )
+    assert result.verified, result.error
+    assert [(i.iteration, i.verified) for i in result.iterations] == [(1, True), (2, True)]
+    assert [name for _, name, _ in result.outputs] == ["message_id", "confirmation"] * 2
+    assert [sent["name"] for sent in site.submissions()] == ["API row 1", "API row 2"]
+    assert "credential" not in repr(result)
+    assert cdp_chromium.alive()
