@@ -1,6 +1,8 @@
 """PlaywrightHost: owns the browser for a run and hands out one context per iteration.
 
 One browser process serves every iteration of a run (launching is the expensive part);
+with ``--cdp-url`` / ``--ws-endpoint`` it is someone else's browser, connected to instead
+(``browser_adapters.remote``), and closing the host only disconnects from it.
 each iteration gets a fresh ``BrowserContext`` so cookies and storage do not leak from
 one iteration into the next unless a profile (storage state) is given. The host's calls
 on the browser run through its ``BrowserWatch``: a browser that was killed ends them with
@@ -23,6 +25,7 @@ from browser_adapters.discovery import find_browser
 from browser_adapters.early_driver import take_early
 from browser_adapters.har_replay import har_recording_options, replay_from_har
 from browser_adapters.origin_gate import OriginGate
+from browser_adapters.remote import connect_remote
 from browser_adapters.run_hooks import run_hooks
 from browser_adapters.session import PlaywrightSession
 from northstar.browser_settings import BrowserSettings
@@ -73,12 +76,15 @@ class PlaywrightHost:
         tb: TracebackType | None,
     ) -> None:
         if self._browser is not None and not self.watch.gone:
-            # Gone meanwhile (crashed or killed) means nothing is left to close.
+            # Gone meanwhile (crashed or killed) means nothing is left to close. A connected
+            # browser's close() closes the contexts we made and disconnects; it stays up.
             with suppress(PlaywrightError, NorthstarError):
                 await self.watch.call(self._browser.close(), what="close the browser")
         await self._stack.aclose()
 
     async def _launch(self, playwright: Playwright) -> Browser:
+        if self.options.remote:
+            return await connect_remote(playwright, self.options)
         given = self.options.launch_options
         executable = given.get("executable_path")
         if not executable and not given.get("channel"):  # a channel names its own browser

@@ -7,11 +7,15 @@ the loader) does not load the whole core and a command starts quickly.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import importlib
+import sys
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 from northstar._lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from northstar.api import RunResult, load, run, run_sync
     from northstar.errors import NorthstarError, ProgramIterationNotVerified
     from northstar.monitor.behavior import BehaviorMonitor, LoopSignal, MonitorSettings
     from northstar.monitor.fingerprints import ActionRecord
@@ -47,6 +51,7 @@ _HOMES = {
     "Plan": "northstar.plan.model",
     "ProgramIterationNotVerified": "northstar.errors",
     "ProgramRunner": "northstar.run.runner",
+    "RunResult": "northstar.api",
     "Recipe": "northstar.recipe.model",
     "RepeatOptions": "northstar.run.repeat",
     "RepeatSummary": "northstar.run.repeat",
@@ -55,10 +60,12 @@ _HOMES = {
     "StepStatus": "northstar.results",
     "bind": "northstar.plan.compiler",
     "compile_recipe": "northstar.plan.compiler",
+    "load": "northstar.api",
     "load_recipe": "northstar.recipe.loader",
     "parse_recipe": "northstar.recipe.loader",
     "prepare": "northstar.plan.compiler",
     "repeat_program": "northstar.run.repeat",
+    "run_sync": "northstar.api",
     "screen_change": "northstar.monitor.screen_change",
 }
 
@@ -81,17 +88,41 @@ __all__ = [
     "Recipe",
     "RepeatOptions",
     "RepeatSummary",
+    "RunResult",
     "ScreenChange",
     "StepResult",
     "StepStatus",
     "bind",
     "compile_recipe",
+    "load",
     "load_recipe",
     "parse_recipe",
     "prepare",
     "repeat_program",
+    "run",
+    "run_sync",
     "screen_change",
 ]
 
 
 __getattr__, __dir__ = lazy_exports(__name__, _HOMES, globals())
+
+
+class _Package(ModuleType):
+    """``northstar.run`` is the API's ``run``, though ``northstar/run/`` is a subpackage too.
+
+    Importing a subpackage sets it as an attribute of its parent, which would replace the
+    function with the module as soon as the run engine loads; this property keeps the
+    function (the subpackage stays in ``sys.modules``, where imports find it).
+    """
+
+    @property
+    def run(self) -> Any:
+        return importlib.import_module("northstar.api").run
+
+    @run.setter
+    def run(self, subpackage: Any) -> None:
+        pass  # the import system recording northstar/run/: it is reachable by import
+
+
+sys.modules[__name__].__class__ = _Package

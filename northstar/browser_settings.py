@@ -20,6 +20,8 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from northstar.errors import UsageInvalid
+
 __all__ = [
     "TRACE_MODES",
     "BrowserSettings",
@@ -95,7 +97,12 @@ PauseFunction = Callable[[Any, PausePoint], Awaitable[None]]
 
 @dataclass(frozen=True)
 class BrowserSettings:
-    """How the browser is launched; ``executable`` (``--browser``) wins over discovery."""
+    """How the browser is launched; ``executable`` (``--browser``) wins over discovery.
+
+    With ``cdp_url`` or ``ws_endpoint`` nothing is launched: the host connects to a
+    browser someone else runs: ``executable`` and ``headless`` are that browser's business,
+    and at the end only the connection is closed, never the browser.
+    """
 
     executable: str | None = None
     headless: bool = True
@@ -109,3 +116,17 @@ class BrowserSettings:
     # Playwright launch options as given (pytest-playwright's ``browser_type_launch_args``):
     # they win over the fields above; their ``args`` come after ``extra_args``.
     launch_options: Mapping[str, Any] = field(default_factory=dict)
+    cdp_url: str | None = None  # --cdp-url: a running Chromium's DevTools endpoint
+    ws_endpoint: str | None = None  # --ws-endpoint: a Playwright browser server
+
+    def __post_init__(self) -> None:
+        if self.cdp_url and self.ws_endpoint:
+            raise UsageInvalid(
+                "--cdp-url and --ws-endpoint name two remote browsers; a run uses one",
+                fix="Give either --cdp-url or --ws-endpoint.",
+            )
+
+    @property
+    def remote(self) -> str | None:
+        """The remote browser's address, if the browser is not ours to launch (and kill)."""
+        return self.cdp_url or self.ws_endpoint

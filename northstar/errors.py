@@ -12,6 +12,7 @@ The CLI prints ``code``, message and fix on one line each and never a traceback.
     │   ├── ParamInvalid                  PARAM_INVALID
     │   ├── RepeatOptionsInvalid          REPEAT_OPTIONS_INVALID
     │   └── UsageInvalid                  USAGE_INVALID
+    │       └── EventLoopRunning          EVENT_LOOP_RUNNING
     ├── BindingError                      the run's binding no longer holds
     │   ├── DefinitionChanged             DEFINITION_CHANGED
     │   ├── FileChanged                   FILE_CHANGED
@@ -20,6 +21,7 @@ The CLI prints ``code``, message and fix on one line each and never a traceback.
     │   └── FixOutdated                   FIX_OUTDATED
     ├── BrowserError                      the browser could not do what a step asked
     │   ├── BrowserNotFound               BROWSER_NOT_FOUND
+    │   ├── BrowserUnreachable            BROWSER_UNREACHABLE
     │   ├── DisplayMissing                DISPLAY_MISSING
     │   ├── BrowserClosed                 BROWSER_CLOSED
     │   ├── OriginBlocked                 ORIGIN_BLOCKED
@@ -55,9 +57,11 @@ __all__ = [
     "BrowserClosed",
     "BrowserError",
     "BrowserNotFound",
+    "BrowserUnreachable",
     "CredentialsInvalid",
     "DefinitionChanged",
     "DisplayMissing",
+    "EventLoopRunning",
     "ExpectationFailed",
     "FileChanged",
     "FixOutdated",
@@ -164,6 +168,13 @@ class UsageInvalid(InputError):
     default_fix = "Run the command with --help to see its options."
 
 
+class EventLoopRunning(UsageInvalid):
+    """``northstar.run_sync`` was called where an event loop is already running."""
+
+    code = "EVENT_LOOP_RUNNING"
+    default_fix = "In async code, `await northstar.run(...)` instead of calling run_sync."
+
+
 class BindingError(NorthstarError):
     """The run's binding (project, profile, definition, credentials) no longer holds."""
 
@@ -208,6 +219,16 @@ class BrowserNotFound(BrowserError):
     default_fix = (
         "Install Chromium (`apt-get install chromium chromium-headless-shell` or "
         "`playwright install chromium`) or pass --browser PATH / set NORTHSTAR_BROWSER."
+    )
+
+
+class BrowserUnreachable(BrowserError):
+    """A remote browser (``--cdp-url``, ``--ws-endpoint``) did not accept the connection."""
+
+    code = "BROWSER_UNREACHABLE"
+    default_fix = (
+        "Check that the browser (or the Playwright browser server) is running and that the "
+        "URL, its port and path are right; `curl URL/json/version` answers for a CDP endpoint."
     )
 
 

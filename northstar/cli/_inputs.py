@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 
 import click
 
+from northstar.cli._options import remote_browser_options
 from northstar.cli._secrets import exposed_params_file, missing_secrets
 from northstar.composition import load_compiled
 from northstar.errors import UsageInvalid
@@ -52,7 +53,8 @@ def input_options(command: F) -> F:
 
 
 def browser_options(command: F) -> F:
-    """How the browser is launched: ``--headed``, ``--slow-mo``, ``--browser``, ``--profile``."""
+    """How the browser is launched (``--headed``, ``--slow-mo``, ``--browser``, ``--profile``)
+    or connected to (``--cdp-url``, ``--ws-endpoint``)."""
     for option in reversed(
         [
             click.option("--headed", is_flag=True, help="Show the browser window."),
@@ -68,6 +70,7 @@ def browser_options(command: F) -> F:
                 type=click.Path(dir_okay=False),
                 help="Storage state (cookies, local storage) each iteration starts from.",
             ),
+            *remote_browser_options,
         ]
     ):
         command = option(command)

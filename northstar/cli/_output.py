@@ -19,8 +19,10 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 import click
+import structlog
 
 from northstar.errors import InputError, NorthstarError, RunBlocked
+from northstar.logs import json_logging
 from northstar.results import IterationResult, StepResult, StepStatus
 
 if TYPE_CHECKING:  # the run machinery loads after `northstar run` has started its driver
@@ -33,8 +35,10 @@ __all__ = [
     "expected_errors",
     "fix_text",
     "format_error",
+    "notice",
     "outcome_to_dict",
     "print_result",
+    "report_error",
     "report_outcome",
     "step_line",
 ]
@@ -73,13 +77,27 @@ def format_error(error: NorthstarError) -> str:
     return f"error[{error.code}] {error.where()}{error.message} (fix: {fix_text(error)})"
 
 
+def report_error(error: NorthstarError) -> None:
+    """The one-line error on stderr; with ``--log-json``, a ``command_failed`` JSON event."""
+    if json_logging():
+        structlog.get_logger("northstar.cli").error("command_failed", **error.to_dict())
+        return
+    click.echo(format_error(error), err=True)
+
+
+def notice(line: str) -> None:
+    """A line for a person on stderr (the run id); left out when stderr is JSON lines."""
+    if not json_logging():
+        click.echo(line, err=True)
+
+
 @contextmanager
 def expected_errors() -> Iterator[None]:
     """Turn a NorthstarError into its one-line message and exit code; never a traceback."""
     try:
         yield
     except NorthstarError as exc:
-        click.echo(format_error(exc), err=True)
+        report_error(exc)
         sys.exit(exit_code_for_error(exc))
 
 

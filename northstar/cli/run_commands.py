@@ -20,7 +20,8 @@ from northstar.cli._output import (
     EXIT_CODES,
     exit_code_for_status,
     expected_errors,
-    format_error,
+    notice,
+    report_error,
     report_outcome,
 )
 from northstar.cli.lint_commands import print_warnings
@@ -28,6 +29,7 @@ from northstar.cli.progress import Progress, ProgressHooks
 from northstar.cli.run_summary import print_summary
 from northstar.composition import load_compiled, run_recipe
 from northstar.errors import NorthstarError
+from northstar.logs import json_logging
 from northstar.programs import is_program, program_compiled, run_program
 from northstar.programs.running import refuse_unsupported
 from northstar.programs.verdict import model_calls_line
@@ -46,12 +48,14 @@ def browser_settings(options: dict[str, Any]) -> BrowserSettings:
         storage_state=options.get("profile"),
         debug=debug,
         replay_har=options.get("replay_har"),
+        cdp_url=options.get("cdp_url"),
+        ws_endpoint=options.get("ws_endpoint"),
     )
 
 
 def make_progress(total: int, *, as_json: bool) -> Progress | None:
     """A progress display on stderr for a multi-iteration run in text mode; else none."""
-    if total <= 1 or as_json:
+    if total <= 1 or as_json or json_logging():  # stdout's JSON, or stderr's JSON lines
         return None
     return Progress(total, sys.stderr, live=sys.stderr.isatty())
 
@@ -132,7 +136,7 @@ def run(**options: Any) -> None:
                 "journal_path": options["journal"],
                 "stop": stop,
                 "on_result": on_result,
-                "on_start": lambda run_id: click.echo(f"run {run_id}", err=True),
+                "on_start": lambda run_id: notice(f"run {run_id}"),
             }
             if program:  # a program's steps are the SDK's calls: progress per iteration
                 return run_program(request, **common)
@@ -161,7 +165,7 @@ def validate(recipes: tuple[str, ...]) -> None:
         try:
             compiled = program_compiled(path) if is_program(path) else load_compiled(path)
         except NorthstarError as exc:
-            click.echo(format_error(exc), err=True)
+            report_error(exc)
             failed += 1
             continue
         recipe = compiled.recipe

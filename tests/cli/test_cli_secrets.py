@@ -10,6 +10,7 @@ JSON-escaped and as Python's repr.
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
@@ -74,7 +75,7 @@ def test_no_form_of_a_secret_is_written_or_printed(tmp_path: Path, site: Fixture
     assert run.returncode == 0, run.stdout + run.stderr
     contact = site.submissions()[-1]
     assert contact["message"] == TOKEN  # the secret really went through the browser
-    run_id = next(line.split()[1] for line in run.stderr.splitlines() if line.startswith("run r-"))
+    run_id = json.loads(run.stdout)["run_id"]  # with --log-json, stderr is JSON lines only
     readers = [
         northstar("show", run_id, cwd=tmp_path),
         northstar("show", run_id, "--json", cwd=tmp_path),

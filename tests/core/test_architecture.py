@@ -6,6 +6,7 @@ tests fail it when a contract is dropped or weakened, or a new package is left o
 
 from __future__ import annotations
 
+import ast
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ REPO = Path(__file__).resolve().parents[2]
 CORE_PACKAGES = {"recipe", "plan", "run", "journal", "monitor", "readers", "lint"}
 # Packages and modules that may wire the adapter in: the front ends and the root itself.
 FRONT_ENDS = {
+    "api",
     "cli",
     "cases",
     "mcp",
@@ -113,3 +115,21 @@ def test_the_sdk_reaches_nothing_but_the_host() -> None:
     rule = contracts()["sdk-apart"]
     assert rule["source_modules"] == ["northstar.sdk"]
     assert {"playwright", "browser_adapters", "northstar.journal"} <= set(rule["forbidden_modules"])
+
+
+def test_the_api_is_a_front_end_beside_the_cli() -> None:
+    layers = contracts()["layers"]["layers"]
+    assert "cases | mcp | programs | api" in layers
+    assert layers.index("cases | mcp | programs | api") < layers.index("composition")
+
+
+def test_nothing_imports_the_run_engine_through_the_northstar_run_attribute() -> None:
+    """``northstar.run`` is the API function, so ``import northstar.run.x as y`` breaks."""
+    offenders = []
+    for path in sorted((REPO / "northstar").rglob("*.py")) + sorted(REPO.glob("tests/**/*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.name.startswith("northstar.run.") and alias.asname:
+                        offenders.append(f"{path}:{node.lineno}")
+    assert offenders == []

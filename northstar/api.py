@@ -1,0 +1,198 @@
+"""The Python API: run a recipe from a script with the CLI's guarantees and journal.
+
+``await northstar.run(...)`` builds the same ``RunRequest`` that ``northstar run`` builds
+(every row and option checked before any browser starts) and hands it to the composition
+root's ``run_recipe``: the same journal, binding, at-most-once submissions and verdicts.
+``northstar.run_sync(...)`` drives that one coroutine on a fresh event loop for plain
+scripts; it is not a second implementation. ``northstar.load(...)`` validates a recipe
+without running it.
+
+The API never prints and never configures logging output: Northstar's log events go to
+the standard library logger ``northstar`` (which has only a ``NullHandler``), unless the
+program configured structlog itself, in which case its configuration is used.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from northstar.browser_settings import BrowserSettings
+from northstar.composition import load_compiled, run_recipe
+from northstar.errors import EventLoopRunning, NorthstarError
+from northstar.journal.paths import resolve_journal_path
+from northstar.logs import library_logging
+from northstar.plan.compiler import CompiledRecipe, bind
+from northstar.recipe.inputs import validate_rows
+from northstar.recipe.params import coerce_params
+from northstar.results import IterationResult
+from northstar.run.execution import RunOutcome, RunRequest, StopSignal
+from northstar.run.repeat import RepeatOptions
+
+__all__ = ["RunResult", "load", "run", "run_sync"]
+
+Params = Mapping[str, Any] | Sequence[Mapping[str, Any]]
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """What a run did, as recorded in the journal.
+
+    ``state`` is the run's status: ``verified`` (every requested iteration verified),
+    ``failed``, ``needs_review``, ``blocked`` (an unknown outcome: reconcile, then resume)
+    or ``stopped``. ``iterations`` holds each iteration that ran, in order, with its
+    ``verified`` flag, ``outputs``, ``reason_code``/``reason`` and step results.
+    ``credential`` is what ``northstar reconcile``/``resume`` ask for; it is kept out of
+    ``repr`` so printing a result never shows it.
+    """
+
+    run_id: str
+    state: str
+    iterations: tuple[IterationResult, ...]
+    requested: int
+    journal: Path
+    error: NorthstarError | None = None
+    artifacts: Path | None = None
+    credential: str = field(default="", repr=False)
+
+    @property
+    def verified(self) -> bool:
+        """True only if every requested iteration verified."""
+        return self.state == "verified"
+
+    @property
+    def outputs(self) -> list[tuple[int, str, str]]:
+        """``(iteration, name, value)`` for every output of every verified iteration."""
+        return [
+            (result.iteration, name, value)
+            for result in self.iterations
+            if result.verified
+            for name, value in result.outputs.items()
+        ]
+
+
+def load(recipe: str | Path) -> CompiledRecipe:
+    """Load and validate a recipe file: every static check, no browser (``RECIPE_INVALID``)."""
+    return load_compiled(recipe)
+
+
+async def run(
+    recipe: str | Path,
+    *,
+    params: Params | None = None,
+    repeat: int | None = None,
+    interval: int = 0,
+    journal: str | Path | None = None,
+    base_url: str | None = None,
+    project: str = "default",
+    profile: str | Path | None = None,
+    concurrency: int = 1,
+    fail_fast: bool = False,
+    keep_context: bool = False,
+    monitor: bool = False,
+    browser: BrowserSettings | None = None,
+    cdp_url: str | None = None,
+    ws_endpoint: str | None = None,
+    stop: StopSignal | None = None,
+) -> RunResult:
+    """Run ``recipe`` and verify every iteration, as ``northstar run`` does.
+
+    ``params``: one mapping (the same values for every iteration, ``repeat`` times) or a
+    list of mappings (one iteration per row). ``browser`` describes the launch
+    (executable, headless, ...); ``cdp_url``/``ws_endpoint`` connect to a remote browser
+    instead. Bad input raises its ``NorthstarError`` before any browser starts; a run
+    that starts returns a ``RunResult`` whatever its state (check ``.verified``).
+    """
+    library_logging()
+    request = build_request(
+        Path(recipe),
+        params,
+        repeat=repeat,
+        interval=interval,
+        base_url=base_url,
+        project=project,
+        profile=profile,
+        lanes=(concurrency, fail_fast, keep_context, monitor),
+    )
+    base = browser or BrowserSettings()
+    settings = replace(
+        base,
+        cdp_url=cdp_url or base.cdp_url,
+        ws_endpoint=ws_endpoint or base.ws_endpoint,
+        storage_state=base.storage_state or request.profile,
+    )
+    outcome = await run_recipe(request, browser=settings, journal_path=journal, stop=stop)
+    return run_result(outcome, request, resolve_journal_path(journal))
+
+
+def run_sync(recipe: str | Path, **options: Any) -> RunResult:
+    """``run`` for plain scripts: runs it on a new event loop and returns its result.
+
+    Refused with ``EVENT_LOOP_RUNNING`` inside a running event loop (a notebook, an async
+    program): blocking that loop would stall it, so ``await northstar.run(...)`` there.
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        from northstar._early_start import run_on_loop  # the CLI's loop for Playwright's driver
+
+        return run_on_loop(run(recipe, **options))
+    raise EventLoopRunning("northstar.run_sync was called inside a running event loop")
+
+
+def build_request(
+    recipe: Path,
+    params: Params | None,
+    *,
+    repeat: int | None,
+    interval: int,
+    base_url: str | None,
+    project: str,
+    profile: str | Path | None,
+    lanes: tuple[int, bool, bool, bool],
+) -> RunRequest:
+    """The CLI's checks, in its order: recipe, every row (bound once), the repeat options."""
+    compiled = load_compiled(recipe)
+    rows = _rows(compiled, params, recipe.parent)
+    count: object = len(rows) if len(rows) > 1 else (1 if repeat is None else repeat)
+    repeat_options = RepeatOptions.of(count, interval)
+    for number, row in enumerate(rows, start=1):
+        bind(compiled, row, base_url=base_url, iteration=number)
+    concurrency, fail_fast, keep_context, monitor = lanes
+    return RunRequest(
+        recipe_path=recipe,
+        compiled=compiled,
+        rows=rows,
+        repeat=repeat_options,
+        base_url=base_url,
+        project=project,
+        profile=str(Path(profile).resolve()) if profile else None,
+        concurrency=concurrency,
+        fail_fast=fail_fast,
+        keep_context=keep_context,
+        monitor=monitor,
+    )
+
+
+def _rows(compiled: CompiledRecipe, params: Params | None, base: Path) -> list[dict[str, Any]]:
+    specs = compiled.recipe.params
+    if params is None or isinstance(params, Mapping):
+        return [coerce_params(specs, dict(params or {}), recipe_dir=base)]
+    return validate_rows(specs, list(params), {}, recipe_dir=base)
+
+
+def run_result(outcome: RunOutcome, request: RunRequest, journal: Path) -> RunResult:
+    """The public view of a run's outcome."""
+    return RunResult(
+        run_id=outcome.run_id,
+        state=outcome.status,
+        iterations=tuple(outcome.results),
+        requested=request.repeat.count,
+        journal=journal,
+        error=outcome.error,
+        artifacts=outcome.artifacts,
+        credential=outcome.credential,
+    )
