@@ -1,0 +1,55 @@
+"""Which recorded clicks submit something: ``effect: submit``, at most once per iteration.
+
+A click is a submission when its button or link is named like one (Submit, Send, Save,
+Create, Post, Publish, Sign up, Sign in, Register, Pay, Delete, Apply...), or when values
+were typed since the last submission and the click (or an Enter key press) is followed by
+a URL expectation or sat in an ``expect_navigation`` block. A submission keeps the
+expectations that followed it; one with none gets a ``TODO`` comment, because a submit
+step without ``expect`` does not validate (nothing could prove it happened).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from northstar.authoring.steps import DraftStep
+
+__all__ = ["SUBMIT_TODO", "mark_submissions"]
+
+_SUBMIT_NAME = re.compile(
+    r"^\s*(submit|send|save|create|post|publish|sign\s?up|sign\s?in|log\s?in|register|"
+    r"confirm|pay|place order|checkout|delete|apply|update|add)\b",
+    re.IGNORECASE,
+)
+SUBMIT_TODO = (
+    "TODO: add `expect:` (what shows that this submission happened); "
+    "the recipe does not validate until then"
+)
+
+
+def mark_submissions(steps: Sequence[DraftStep]) -> list[str]:
+    """Set ``effect: submit`` where it belongs; the ids of submissions left without checks."""
+    typed = False
+    missing: list[str] = []
+    for step in steps:
+        typed = typed or step.typed
+        if not _submits(step, typed):
+            continue
+        typed = False
+        step.body["effect"] = "submit"
+        if not step.body.get("expect"):
+            step.comments.append(SUBMIT_TODO)
+            missing.append(str(step.body["id"]))
+    return missing
+
+
+def _submits(step: DraftStep, typed: bool) -> bool:
+    body = step.body
+    if "click" in body and _SUBMIT_NAME.search(step.click_name):
+        return True
+    enter = "press" in body and body["press"].get("key") == "Enter" and "target" in body["press"]
+    if not ("click" in body or enter) or not typed:
+        return False
+    navigates = any("url" in c or "url_regex" in c for c in body.get("expect", []))
+    return navigates or step.navigates
