@@ -33,7 +33,7 @@ def emit_recipe(draft: Draft, *, name: str, description: str, scrub: Callable[[s
     out += _section("tabs", draft.tabs, {})
     out.append("steps:")
     for step in draft.steps:
-        out += [f"  # {scrub(_one_line(c))}" for c in step.comments]
+        out += [f"  # {scrub(_one_line(c))}" for c in dict.fromkeys(step.comments)]
         out += _indented(_dump([_ordered(step)], flow=True))
     out += [f"# {scrub(_one_line(c))}" for c in draft.trailing]
     return "\n".join(out) + "\n"

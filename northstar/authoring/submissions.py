@@ -2,8 +2,9 @@
 
 A click is a submission when its button or link is named like one (Submit, Send, Save,
 Create, Post, Publish, Sign up, Sign in, Register, Pay, Delete, Apply...), or when values
-were typed since the last submission and the click (or an Enter key press) is followed by
-a URL expectation or sat in an ``expect_navigation`` block. A submission keeps the
+were typed since the last submission (and no ``goto`` left the page since) and the click
+(or an Enter key press) is followed by a URL expectation of its own tab or sat in an
+``expect_navigation`` block. A submission keeps the
 expectations that followed it; one with none gets a ``TODO`` comment, because a submit
 step without ``expect`` does not validate (nothing could prove it happened).
 """
@@ -33,7 +34,7 @@ def mark_submissions(steps: Sequence[DraftStep]) -> list[str]:
     typed = False
     missing: list[str] = []
     for step in steps:
-        typed = typed or step.typed
+        typed = (typed and "goto" not in step.body) or step.typed  # a goto leaves the form
         if not _submits(step, typed):
             continue
         typed = False
@@ -51,5 +52,6 @@ def _submits(step: DraftStep, typed: bool) -> bool:
     enter = "press" in body and body["press"].get("key") == "Enter" and "target" in body["press"]
     if not ("click" in body or enter) or not typed:
         return False
-    navigates = any("url" in c or "url_regex" in c for c in body.get("expect", []))
+    own_url = [c for c in body.get("expect", []) if "tab" not in c]
+    navigates = any("url" in c or "url_regex" in c for c in own_url)
     return navigates or step.navigates

@@ -8,7 +8,6 @@ script is deleted once converted: it holds every value typed, secrets included.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import re
 import sys
@@ -20,7 +19,7 @@ import click
 from northstar.authoring import ImportedRecipe, import_codegen
 from northstar.authoring.recorder import record, recorder_command, run_process
 from northstar.cli._output import EXIT_CODES, expected_errors, format_error
-from northstar.composition import load_compiled
+from northstar.composition import load_compiled, recorder_browser
 from northstar.errors import NorthstarError, UsageInvalid
 
 __all__ = ["codegen", "import_codegen_command", "recorder_runner"]
@@ -55,7 +54,7 @@ def codegen(url: str, to: Path, name: str | None, force: bool, browser: str | No
         with tempfile.TemporaryDirectory(prefix="northstar-codegen-") as folder:
             output = Path(folder) / "recording.py"
             command = recorder_command(
-                url, output, executable=_recorder_browser(browser), environ=os.environ
+                url, output, executable=recorder_browser(browser), environ=os.environ
             )
             text = record(command, output, recorder_runner)
         _write_and_check(text, to, name, force, source=f"recorded at {url}")
@@ -113,20 +112,3 @@ def _read_script(script: Path) -> str:
     if script.stat().st_size > _MAX_SCRIPT_BYTES:
         raise UsageInvalid(f"{script} is larger than 1 MiB", fix="Give a codegen script.")
     return script.read_text(encoding="utf-8")
-
-
-def _recorder_browser(explicit: str | None) -> str | None:
-    """The Chromium the recorder drives: None means Playwright's own build (it finds it)."""
-    from browser_adapters.discovery import find_browser
-
-    return find_browser(explicit, headless=False, playwright_build=_playwright_build())
-
-
-def _playwright_build() -> str:
-    from playwright.async_api import async_playwright
-
-    async def read() -> str:
-        async with async_playwright() as playwright:
-            return playwright.chromium.executable_path
-
-    return asyncio.run(read())
