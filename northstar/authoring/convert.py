@@ -187,7 +187,10 @@ class _Converter:
             self.add(action, tab, {kind: {"target": target}}, f"{kind} {located.field}", located)
         elif name == "press":
             body = {"press": {"key": _one_text(method), "target": target}}
-            self.add(action, tab, body, f"press {method.args[0]} {located.field}", located)
+            step = self.add(action, tab, body, f"press {method.args[0]} {located.field}", located)
+            step.click_name = (
+                str(target.get("name") or "") if target.get("role") == "button" else ""
+            )
         elif name == "select_option":
             self.select(action, tab, located, method)
         elif name == "set_input_files":

@@ -1,12 +1,16 @@
 """Which recorded clicks submit something: ``effect: submit``, at most once per iteration.
 
-A click is a submission when its button or link is named like one (Submit, Send, Save,
-Create, Post, Publish, Sign up, Sign in, Register, Pay, Delete, Apply...), or when values
-were typed since the last submission (and no ``goto`` left the page since) and the click
-(or an Enter key press) is followed by a URL expectation of its own tab or sat in an
-``expect_navigation`` block. A submission keeps the
-expectations that followed it; one with none gets a ``TODO`` comment, because a submit
-step without ``expect`` does not validate (nothing could prove it happened).
+A click (or Enter pressed on a button) is a submission when its button or link is named
+like one (Submit, Send, Save, Create, Post, Publish, Sign up, Sign in, Register, Pay,
+Delete, Apply...), or when values were typed since the last submission (and no ``goto``
+left the page since) and either the click is followed by a URL expectation of its own tab
+(or sat in an ``expect_navigation`` block), or the step presses Enter in a field: that is
+a form's implicit submission, and codegen records no navigation after it (a real
+recording of a form filled with the keyboard ends in ``press("Enter")`` on a field).
+
+A submission keeps the expectations that followed it; one with none gets a ``TODO``
+comment, because a submit step without ``expect`` does not validate (nothing could prove
+it happened).
 """
 
 from __future__ import annotations
@@ -47,11 +51,13 @@ def mark_submissions(steps: Sequence[DraftStep]) -> list[str]:
 
 def _submits(step: DraftStep, typed: bool) -> bool:
     body = step.body
-    if "click" in body and _SUBMIT_NAME.search(step.click_name):
-        return True
     enter = "press" in body and body["press"].get("key") == "Enter" and "target" in body["press"]
+    if ("click" in body or enter) and _SUBMIT_NAME.search(step.click_name):
+        return True
     if not ("click" in body or enter) or not typed:
         return False
+    if enter:
+        return True
     own_url = [c for c in body.get("expect", []) if "tab" not in c]
     navigates = any("url" in c or "url_regex" in c for c in own_url)
     return navigates or step.navigates

@@ -1,9 +1,12 @@
 """Playwright locator chains as recipe targets: pure, over the links ``script`` read.
 
 - ``get_by_role/label/placeholder/text/test_id`` become the target of that kind; ``name``
-  and ``exact`` are kept. Without ``exact`` Playwright matches a substring, but the text
-  codegen writes is the element's whole name, so the recipe's stricter default (the whole
-  name, case-sensitive) is kept; an explicit ``exact=False`` stays loose.
+  and ``exact`` are kept. Without ``exact`` Playwright matches a substring, but the name
+  or label codegen writes is the element's whole name, so the recipe's stricter default
+  (the whole name, case-sensitive) is kept; an explicit ``exact=False`` stays loose. Text
+  is the exception: codegen cuts a long text to its first words (``get_by_text("Sign in
+  Username Password")`` for a whole form), so ``get_by_text`` without ``exact=True`` stays
+  a substring (``exact: false``), as it was recorded.
 - ``get_by_alt_text("Logo")`` becomes ``{role: img, name: Logo}`` (an image's accessible
   name is its alt text); ``get_by_title`` and ``locator("css")`` become a ``css`` target,
   flagged for review (``# lint: css target``): CSS is the recipe format's last resort.
@@ -97,7 +100,10 @@ def _single(link: Link, notes: list[str]) -> dict[str, Any]:
         return _by_role(link)
     if link.name in _BY_KIND:
         _only(link, "exact")
-        return _exact({_BY_KIND[link.name]: _text_arg(link)}, link)
+        target = _exact({_BY_KIND[link.name]: _text_arg(link)}, link)
+        if link.name == "get_by_text" and link.kwarg("exact") is not True:
+            target["exact"] = False
+        return target
     if link.name == "get_by_alt_text":
         _only(link, "exact")
         notes.append("codegen: get_by_alt_text as the image's accessible name")
@@ -173,7 +179,7 @@ def _field_name(target: dict[str, Any]) -> str:
     found = re.search(r"#([\w-]+)|name\s*=\s*['\"]?([\w-]+)|title=\"([^\"]+)\"", css)
     if found:
         return next(group for group in found.groups() if group)
-    return str(target.get("role", "field"))
+    return str(target.get("role") or css[:30] or "field")
 
 
 def is_secret_field(target: dict[str, Any]) -> bool:

@@ -54,3 +54,18 @@ async def test_a_recorded_playground_and_popup_verify(
     outcome = await run_converted("playground_and_popup.py", host, site, tmp_path)
     assert outcome.status == "verified", outcome
     assert [(s["kind"], s["colour"]) for s in site.submissions()] == [("popup", "green")]
+
+
+async def test_a_real_recording_verifies_once_its_submission_is_checked(
+    host: Any, site: FixtureSite, tmp_path: Path
+) -> None:
+    # Recorded with the real recorder under Xvfb (keyboard only); the one line a person adds
+    # is the check of the submission, which the recording had none of.
+    recorded = (RECORDINGS / "recorded_contact_form.py").read_text()
+    last = '    await page.get_by_role("radio", name="Low").press("Enter")\n'
+    check = '    await expect(page).to_have_url("http://127.0.0.1:46683/form/thanks?id=2")\n'
+    (tmp_path / "checked.py").write_text(recorded.replace(last, last + check))
+    outcome = await run_converted(str(tmp_path / "checked.py"), host, site, tmp_path)
+    assert outcome.status == "verified", outcome
+    [contact] = site.submissions()
+    assert (contact["name"], contact["email"]) == ("Grace Hopper", "grace@example.com")

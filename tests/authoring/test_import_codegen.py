@@ -76,7 +76,7 @@ def test_targets_and_steps_of_every_kind_convert_and_validate() -> None:
     assert recipe.params["colour"].default == "green"
     checks = [c.model_dump(exclude_defaults=True) for c in recipe.steps[3].expect]
     assert checks == [
-        {"visible": {"text": "Hover help shown"}},
+        {"visible": {"text": "Hover help shown", "exact": False}},  # as codegen matches text
         {"visible": {"role": "img", "name": "Northstar logo"}},  # get_by_alt_text
     ]
     assert text.count("# lint: css target") == 2  # the title target and #notify
@@ -219,3 +219,14 @@ def test_a_file_that_is_not_a_codegen_script_is_refused_in_one_line() -> None:
         import_codegen("print('hello')\n", name="x")
     with pytest.raises(UsageInvalid, match="not valid Python"):
         import_codegen("async def run(:\n", name="x")
+
+
+def test_a_real_recording_keeps_the_password_out_and_asks_for_checks_of_its_submissions() -> None:
+    # Recorded with the real `northstar codegen` under Xvfb, driven by the keyboard.
+    script = (RECORDINGS / "recorded_sign_in.py").read_text()
+    imported = import_codegen(script, name="real", source="recorded_sign_in.py")
+    assert "demo-password" not in imported.text
+    assert imported.secret_params == ("password",)
+    # Enter in the password field submits the form; Enter on "Send" too: both need checks.
+    assert imported.submissions_without_expect == ("press-enter-password", "press-enter-send")
+    assert imported.text.count("# TODO: add `expect:`") == 2
