@@ -230,3 +230,13 @@ def test_a_real_recording_keeps_the_password_out_and_asks_for_checks_of_its_subm
     # Enter in the password field submits the form; Enter on "Send" too: both need checks.
     assert imported.submissions_without_expect == ("press-enter-password", "press-enter-send")
     assert imported.text.count("# TODO: add `expect:`") == 2
+
+
+def test_the_readme_example_is_what_import_codegen_writes_for_its_script() -> None:
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    section = readme[readme.index("## Recording a recipe (codegen)") :]
+    body = section.split("```python\n", 1)[1].split("```", 1)[0]
+    recipe = section.split("```yaml\n", 1)[1].split("```", 1)[0]
+    head = HEAD.split("    await page.goto")[0]
+    recording = head + body + "\n    # ---------------------\n" + TAIL
+    assert import_codegen(recording, name="example", source="example.py").text == recipe
