@@ -171,7 +171,7 @@ class _Converter:
             return
         self.note_origin(tab, url)
         path = self.urls.goto(url)
-        self.add(action, tab, {"goto": path}, f"goto {path}")
+        self.add(action, tab, {"goto": path}, f"goto {path.split('?')[0]}")  # no query values
 
     def element_action(self, action: Action, tab: str, located: Located, method: Link) -> None:
         target = located.target
@@ -308,6 +308,9 @@ def convert_statements(statements: Sequence[Statement]) -> Draft:
     """The recipe draft for a script's statements (``script.read_script``)."""
     converter = _Converter()
     converter.run(statements)
+    renamed = _ids_without_secrets(converter.steps, converter.params.secret_values)
+    for tab in converter.tabs.values():
+        tab.opened_by = renamed.get(tab.opened_by or "", tab.opened_by)
     tabs = {name: _tab_data(name, tab) for name, tab in converter.tabs.items()}
     lift = converter.params.lifter()
     for step in converter.steps:
@@ -322,6 +325,17 @@ def convert_statements(statements: Sequence[Statement]) -> Draft:
         site=converter.urls.site,
         unknown_lines=converter.unknown,
     )
+
+
+def _ids_without_secrets(steps: Sequence[DraftStep], secrets: Sequence[str]) -> dict[str, str]:
+    """Step ids come from URLs and names; one that spells a secret is renamed by position."""
+    hidden = [step_id(value, ()) for value in secrets]
+    renamed: dict[str, str] = {}
+    for number, step in enumerate(steps, start=1):
+        old = str(step.body["id"])
+        if any(part in old for part in hidden if part != "step"):
+            renamed[old] = step.body["id"] = f"step-{number}"
+    return renamed
 
 
 def _tab_data(name: str, tab: _Tab) -> dict[str, Any]:

@@ -17,6 +17,8 @@ from northstar.redaction import redact
 
 __all__ = ["ImportedRecipe", "import_codegen"]
 
+_MIN_GUARDED = 4  # shorter secrets would blank out ordinary words of the recipe
+
 
 @dataclass(frozen=True, slots=True)
 class ImportedRecipe:
@@ -42,6 +44,8 @@ def import_codegen(script: str, *, name: str, source: str = "<script>") -> Impor
 
     description = f"Recorded with playwright codegen ({source})."
     text = emit_recipe(draft, name=name, description=description, scrub=scrub)
+    # A secret the rules above did not replace (inside a recorded URL) is still not written.
+    text = redact(text, [value for value in secrets if len(value) >= _MIN_GUARDED])
     return ImportedRecipe(
         text=text,
         steps=len(draft.steps),

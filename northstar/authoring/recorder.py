@@ -18,7 +18,7 @@ from pathlib import Path
 
 from northstar.errors import UsageInvalid
 
-__all__ = ["EXECUTABLE_ENV", "RecorderCommand", "record", "recorder_command"]
+__all__ = ["EXECUTABLE_ENV", "RecorderCommand", "record", "recorder_command", "run_process"]
 
 EXECUTABLE_ENV = "PWTEST_CLI_EXECUTABLE_PATH"
 Runner = Callable[[Sequence[str], Mapping[str, str]], int]
