@@ -241,3 +241,15 @@ def test_the_readme_example_is_what_import_codegen_writes_for_its_script() -> No
     recording = section.split("```python\n", 1)[1].split("```", 1)[0]
     recipe = section.split("```yaml\n", 1)[1].split("```", 1)[0]
     assert import_codegen(recording, name="example", source="example.py").text == recipe
+
+
+def test_a_click_option_with_no_recipe_field_is_kept_as_a_comment_beside_the_click() -> None:
+    imported = import_codegen(
+        script('await page.get_by_role("link", name="Docs").click(modifiers=["Shift"])'),
+        name="modifiers",
+    )
+    [click] = parse_recipe(imported.text).steps
+    assert click.click is not None
+    assert click.click.target.name == "Docs"
+    assert "(modifiers not kept)" in imported.text
+    assert imported.kept_as_comments == (11,)
