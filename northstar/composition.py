@@ -35,6 +35,7 @@ __all__ = [
     "load_compiled",
     "open_host",
     "reconcile",
+    "recorder_browser",
     "resolve_credential",
     "resume",
     "run_on_page",
@@ -183,3 +184,20 @@ async def resume(
         return await resume_run(
             run_id, credential, request, host=host, journal=journal, stop=stop, on_result=on_result
         )
+
+
+def recorder_browser(explicit: str | None) -> str | None:
+    """The Chromium for Playwright's recorder (headed): ``None`` means Playwright's own build."""
+    import asyncio
+
+    from playwright.async_api import async_playwright
+
+    from browser_adapters.discovery import BROWSER_ENV, find_browser
+
+    async def own_build() -> str:
+        async with async_playwright() as playwright:
+            return playwright.chromium.executable_path
+
+    given = explicit or os.environ.get(BROWSER_ENV)  # wins over discovery: no driver start
+    build = None if given else asyncio.run(own_build())
+    return find_browser(explicit, headless=False, playwright_build=build)

@@ -41,6 +41,8 @@ _COMMANDS = {
     "resume": "northstar.cli.recovery_commands:resume",
     "mcp": "northstar.cli.mcp_commands:mcp",
     "review": "northstar.cli.review_commands:review",
+    "import-codegen": "northstar.cli.authoring_commands:import_codegen_command",
+    "codegen": "northstar.cli.authoring_commands:codegen",
 }
 
 

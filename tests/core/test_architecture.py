@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
-CORE_PACKAGES = {"recipe", "plan", "run", "journal", "monitor", "readers", "lint"}
+CORE_PACKAGES = {"recipe", "plan", "run", "journal", "monitor", "readers", "lint", "authoring"}
 # Packages and modules that may wire the adapter in: the front ends and the root itself.
 FRONT_ENDS = {
     "api",
@@ -91,6 +91,11 @@ def test_no_cycles_between_siblings() -> None:
     rule = contracts()["no-cycles"]
     assert rule["type"] == "acyclic_siblings"
     assert set(rule["ancestors"]) == {"northstar", "browser_adapters"}
+
+
+def test_authoring_sits_just_above_the_recipe_language() -> None:
+    layers = contracts()["layers"]["layers"]
+    assert layers.index("plan") < layers.index("authoring") == layers.index("recipe") - 1
 
 
 def test_the_agent_front_end_sits_above_the_composition_root() -> None:
