@@ -39,10 +39,13 @@ __all__ = [
     "Node",
     "NodeStates",
     "Observation",
+    "ParsedPage",
     "TableData",
+    "assemble_observation",
     "build_observation",
     "node_label",
     "parse_aria_snapshot",
+    "scrub_secrets",
 ]
 
 # Roles of elements a person operates; their states are the page's control states.
@@ -367,6 +370,11 @@ def _unchanged(text: str) -> str:
     return text
 
 
+def scrub_secrets(secrets: Collection[str]) -> Callable[[str], str]:
+    """A function that replaces every secret value (in any of its forms) in a string."""
+    return _make_scrubber(secrets) or _unchanged
+
+
 def _optional(scrub: Callable[[str], str], text: str | None) -> str | None:
     return None if text is None else scrub(text)
 
@@ -385,17 +393,25 @@ def _redact_tree(
     passwords = {p for p in password_values if p}
     if scrub is None and not sensitive_refs and not passwords:
         return
-    scrub = scrub or _unchanged
     for node in nodes:
-        node.name = scrub(node.name)
-        node.value, node.url = _optional(scrub, node.value), _optional(scrub, node.url)
-        node.placeholder = _optional(scrub, node.placeholder)
-        is_password = node.attrs.get("ref") in sensitive_refs or (
-            node.role in EDITABLE_ROLES and node.value in passwords
-        )
-        if is_password:
-            node.sensitive = True
-            node.value = REDACTED if node.value else node.value
+        _redact_node(node, scrub or _unchanged, sensitive_refs, passwords)
+
+
+def _redact_node(
+    node: _RawNode,
+    scrub: Callable[[str], str],
+    sensitive_refs: Collection[str],
+    passwords: Collection[str],
+) -> None:
+    node.name = scrub(node.name)
+    node.value, node.url = _optional(scrub, node.value), _optional(scrub, node.url)
+    node.placeholder = _optional(scrub, node.placeholder)
+    is_password = node.attrs.get("ref") in sensitive_refs or (
+        node.role in EDITABLE_ROLES and node.value in passwords
+    )
+    if is_password:
+        node.sensitive = True
+        node.value = REDACTED if node.value else node.value
 
 
 # Conversion to plain data
@@ -548,15 +564,48 @@ def build_observation(
     scrubber = _make_scrubber(secret_values)
     nodes = _parse_tree(snapshot_text)
     _redact_tree(nodes, scrubber, set(sensitive_refs), password_values)
-    scrub = scrubber or _unchanged
+    page = ParsedPage(_flatten(nodes), _visible_text(nodes), _tables(nodes))
+    return assemble_observation(
+        page,
+        scrubber or _unchanged,
+        tab=tab,
+        url=url,
+        title=title,
+        snapshot_id=snapshot_id,
+        frames=frames,
+        media=media,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedPage:
+    """What a snapshot's text yields, redacted: nodes, visible text and tables."""
+
+    nodes: tuple[Node, ...]
+    text: str
+    tables: tuple[TableData, ...]
+
+
+def assemble_observation(
+    page: ParsedPage,
+    scrub: Callable[[str], str],
+    *,
+    tab: str,
+    url: str,
+    title: str,
+    snapshot_id: str,
+    frames: Sequence[FrameScope],
+    media: Sequence[MediaState],
+) -> Observation:
+    """The ``Observation`` of a parsed page and what else was read off the tab, scrubbed."""
     return Observation(
         tab=tab,
         url=scrub(url),
         title=scrub(title),
         snapshot_id=snapshot_id,
         frames=tuple(_scrub_frame(f, scrub) for f in frames),
-        nodes=_flatten(nodes),
-        text=_visible_text(nodes),
-        tables=_tables(nodes),
+        nodes=page.nodes,
+        text=page.text,
+        tables=page.tables,
         media=tuple(_scrub_media(m, scrub) for m in media),
     )
