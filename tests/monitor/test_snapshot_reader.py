@@ -47,7 +47,13 @@ def _text(lines: list[tuple[int, str]]) -> str:
 
 def _full(text: str, **redaction: list[str]) -> ParsedPage:
     observation = build_observation(
-        tab="t", url="u", snapshot_text=text, snapshot_id="s", **redaction
+        tab="t",
+        url="u",
+        snapshot_text=text,
+        snapshot_id="s",
+        secret_values=redaction.get("secret_values", ()),
+        sensitive_refs=redaction.get("sensitive_refs", ()),
+        password_values=redaction.get("password_values", ()),
     )
     return ParsedPage(observation.nodes, observation.text, observation.tables)
 
