@@ -172,7 +172,7 @@ def _node_keys(node: Node) -> _NodeKeys:
 
 
 def _all_keys(observation: Observation) -> list[_NodeKeys]:
-    return [_node_keys(n) for n in observation.nodes if not n.structural]
+    return [_node_keys(n) for n in observation.meaningful_nodes]
 
 
 def _hash(*sections: str) -> str:

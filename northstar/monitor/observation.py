@@ -205,6 +205,14 @@ class Observation(_Frozen):
         """``ref`` bound to this observation's snapshot, for acting on it later."""
         return ElementRef(snapshot_id=self.snapshot_id, ref=ref)
 
+    @cached_property
+    def meaningful_nodes(self) -> tuple[Node, ...]:
+        """The nodes without the structural ones (wrappers with no name, text or value).
+
+        What fingerprints, screen changes and the page's text compare; kept once read.
+        """
+        return tuple(n for n in self.nodes if not n.structural)
+
     def controls(self) -> tuple[Node, ...]:
         """The nodes a person can operate (buttons, links, fields, ...) with their states."""
         return tuple(n for n in self.nodes if n.role in CONTROL_ROLES)

@@ -126,7 +126,7 @@ _Source = Node | MediaState
 
 def _sources(observation: Observation) -> list[_Source]:
     """What is compared, in page order: the meaningful nodes, then the media."""
-    return [*(n for n in observation.nodes if not n.structural), *observation.media]
+    return [*observation.meaningful_nodes, *observation.media]
 
 
 def _entry(source: _Source) -> _Entry:

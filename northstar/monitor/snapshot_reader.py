@@ -18,9 +18,8 @@ One reader per tab; not for concurrent use (each ``read`` is synchronous).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
-from itertools import accumulate
 
 from northstar.monitor.observation import (
     _TABLE_ROLES,
@@ -73,38 +72,50 @@ class _Lines:
     entries: list[str] = field(default_factory=list)
     starts: list[int] = field(default_factory=list)  # character offset of each entry line
     ends: list[int] = field(default_factory=list)  # the offset where its subtree ends
+    after: list[int] = field(default_factory=list)  # the index of the entry after its subtree
     properties: list[bool] = field(default_factory=list)  # ``/url: ...`` lines
-    children: list[list[int]] = field(default_factory=list)
     top: list[int] = field(default_factory=list)
 
     def key(self, index: int, parent_path: tuple[str, ...]) -> _Key:
         return parent_path, self.text[self.starts[index] : self.ends[index]]
 
+    def children(self, index: int) -> Iterator[int]:
+        """The entries whose parent is ``index``: the first below it, then subtree by subtree."""
+        child, last = index + 1, self.after[index]
+        while child < last:
+            yield child
+            child = self.after[child]
+
 
 def _scan(text: str) -> _Lines:
     """Entry lines and the tree they form, exactly as ``_parse_tree`` links them."""
-    lines = text.split("\n")  # Not splitlines(): U+2028 and friends are text here.
-    offsets = list(accumulate((len(line) + 1 for line in lines), initial=0))
     scan = _Lines(text)
+    depths, entries, starts, ends = scan.depths, scan.entries, scan.starts, scan.ends
+    after, properties = scan.after, scan.properties
     stack: list[int] = []  # indices of open (node) entries, by depth
-    for number, line in enumerate(lines):
+    offset, size = 0, len(text)
+    for line in text.split("\n"):  # Not splitlines(): U+2028 and friends are text here.
+        start, offset = offset, offset + len(line) + 1
         entry = line.lstrip(" ")
-        if not entry.startswith("- "):
+        if entry[:2] != "- ":
             continue
-        depth = len(line) - len(entry)
-        index = len(scan.entries)
-        while stack and scan.depths[stack[-1]] >= depth:
-            scan.ends[stack.pop()] = offsets[number]
-        scan.depths.append(depth)
-        scan.entries.append(entry[2:])
-        scan.starts.append(offsets[number])
-        scan.ends.append(len(text))
-        scan.children.append([])
-        (scan.children[stack[-1]] if stack else scan.top).append(index)
-        is_property = _is_property(entry[2:])
-        scan.properties.append(is_property)
+        depth, index = len(line) - len(entry), len(entries)
+        while stack and depths[stack[-1]] >= depth:
+            closed = stack.pop()
+            ends[closed], after[closed] = start, index
+        if not stack:
+            scan.top.append(index)
+        is_property = entry[2:3] == "/" or (entry[2:4] == "'/" and _is_property(entry[2:]))
+        depths.append(depth)
+        entries.append(entry[2:])
+        starts.append(start)
+        ends.append(size)
+        after.append(index + 1)  # a property, or an entry still open, for now
+        properties.append(is_property)
         if not is_property:  # a property belongs to the entry above it; it has no children
             stack.append(index)
+    for index in stack:
+        after[index] = len(entries)
     return scan
 
 
@@ -189,7 +200,7 @@ class _Parse:
         key, value = _split_entry(lines.entries[index])
         raw = _entry_node(key, value)
         subtrees = []
-        for child in lines.children[index]:
+        for child in lines.children(index):
             if lines.properties[child]:
                 name, property_value = _split_entry(lines.entries[child])
                 _set_property(raw, name[1:], property_value)
