@@ -171,8 +171,37 @@ def _node_keys(node: Node) -> _NodeKeys:
     return keys
 
 
-def _all_keys(observation: Observation) -> list[_NodeKeys]:
-    return [_node_keys(n) for n in observation.meaningful_nodes]
+class _Sections(NamedTuple):
+    """The nodes' parts of each key, joined: what the four keys hash besides the page's URL."""
+
+    exact: str
+    coarse: str
+    cycle: str
+    controls: str
+
+
+# The sections of a tuple of meaningful nodes, by its identity (shared by the observations of
+# an unchanged page); held with the tuple, bounded like the node keys.
+_SECTIONS: dict[int, tuple[tuple[Node, ...], _Sections]] = {}
+_SECTIONS_HELD = 32
+
+
+def _sections(observation: Observation) -> _Sections:
+    nodes = observation.meaningful_nodes
+    held = _SECTIONS.get(id(nodes))
+    if held is not None and held[0] is nodes:
+        return held[1]
+    keys = [_node_keys(n) for n in nodes]
+    sections = _Sections(
+        ",".join(k.exact for k in keys),
+        ",".join(k.coarse for k in keys),
+        ",".join(k.cycle for k in keys),
+        ",".join(k.coarse for k in keys if k.control),
+    )
+    if len(_SECTIONS) >= _SECTIONS_HELD:
+        _SECTIONS.clear()
+    _SECTIONS[id(nodes)] = (nodes, sections)
+    return sections
 
 
 def _hash(*sections: str) -> str:
@@ -180,12 +209,12 @@ def _hash(*sections: str) -> str:
     return hashlib.sha256("\x1e".join(sections).encode("utf-8")).hexdigest()
 
 
-def _fingerprint(observation: Observation, keys: list[_NodeKeys]) -> str:
+def _fingerprint(observation: Observation, sections: _Sections) -> str:
     frames = tuple((f.index, f.parent, f.name, f.url) for f in observation.frames)
     tables = tuple((t.name, t.headers, t.rows) for t in observation.tables)
     return _hash(
         repr((observation.tab, observation.url, observation.title, frames)),
-        ",".join(k.exact for k in keys),
+        sections.exact,
         repr(tables),
         repr(tuple(_media_exact(m) for m in observation.media)),
     )
@@ -197,41 +226,41 @@ def fingerprint_observation(observation: Observation) -> str:
     Focus is left out as well: clicking a button moves focus to it without changing the page.
     The visible text is covered by the nodes it is read from.
     """
-    return _fingerprint(observation, _all_keys(observation))
+    return _fingerprint(observation, _sections(observation))
 
 
 def _media_coarse(observation: Observation) -> str:
     return repr(tuple((m.kind, m.name, m.src, m.paused, m.muted) for m in observation.media))
 
 
-def _state_key(observation: Observation, keys: list[_NodeKeys]) -> str:
+def _state_key(observation: Observation, sections: _Sections) -> str:
     where = repr((observation.tab, observation.url))
-    return _hash(where, ",".join(k.coarse for k in keys), _media_coarse(observation))
+    return _hash(where, sections.coarse, _media_coarse(observation))
 
 
-def _controls_key(observation: Observation, keys: list[_NodeKeys]) -> str:
+def _controls_key(observation: Observation, sections: _Sections) -> str:
     where = repr((observation.tab, observation.url))
-    return _hash(where, ",".join(k.coarse for k in keys if k.control))
+    return _hash(where, sections.controls)
 
 
-def _cycle_key(observation: Observation, keys: list[_NodeKeys]) -> str:
+def _cycle_key(observation: Observation, sections: _Sections) -> str:
     where = repr((observation.tab, observation.url))
-    return _hash(where, ",".join(k.cycle for k in keys), _media_coarse(observation))
+    return _hash(where, sections.cycle, _media_coarse(observation))
 
 
 def observation_state_key(observation: Observation) -> str:
     """Coarse key of the page's state: equal for revisits of the same state (module doc)."""
-    return _state_key(observation, _all_keys(observation))
+    return _state_key(observation, _sections(observation))
 
 
 def observation_controls_key(observation: Observation) -> str:
     """Key of the controls alone: URL and each control's role, name, value and states."""
-    return _controls_key(observation, _all_keys(observation))
+    return _controls_key(observation, _sections(observation))
 
 
 def observation_cycle_key(observation: Observation) -> str:
     """The state key with numbers left out of text that is not a control's (module doc)."""
-    return _cycle_key(observation, _all_keys(observation))
+    return _cycle_key(observation, _sections(observation))
 
 
 @dataclass(frozen=True, slots=True)
@@ -251,13 +280,13 @@ class ObservationDigest:
 
 def digest_observation(observation: Observation) -> ObservationDigest:
     """Every fingerprint of an observation, computed once."""
-    keys = _all_keys(observation)  # once for the four keys
+    sections = _sections(observation)  # once for the four keys
     return ObservationDigest(
         tab=observation.tab,
-        fingerprint=_fingerprint(observation, keys),
-        state_key=_state_key(observation, keys),
-        cycle_key=_cycle_key(observation, keys),
-        controls_key=_controls_key(observation, keys),
+        fingerprint=_fingerprint(observation, sections),
+        state_key=_state_key(observation, sections),
+        cycle_key=_cycle_key(observation, sections),
+        controls_key=_controls_key(observation, sections),
     )
 
 

@@ -180,6 +180,13 @@ class ElementRef(_Frozen):
     ref: str
 
 
+# The meaningful nodes of a node tuple, by its identity: the observations of an unchanged
+# page share one tuple (``SnapshotReader``, ``assemble_observation``). The tuple is held with
+# them, so its id cannot be reused while the entry exists; bounded: cleared when full.
+_MEANINGFUL: dict[int, tuple[tuple[Node, ...], tuple[Node, ...]]] = {}
+_MEANINGFUL_HELD = 32
+
+
 class Observation(_Frozen):
     """A structured reading of one tab at one moment (see the module docstring)."""
 
@@ -211,7 +218,14 @@ class Observation(_Frozen):
 
         What fingerprints, screen changes and the page's text compare; kept once read.
         """
-        return tuple(n for n in self.nodes if not n.structural)
+        held = _MEANINGFUL.get(id(self.nodes))
+        if held is not None and held[0] is self.nodes:
+            return held[1]
+        shown = tuple(n for n in self.nodes if not n.structural)
+        if len(_MEANINGFUL) >= _MEANINGFUL_HELD:
+            _MEANINGFUL.clear()
+        _MEANINGFUL[id(self.nodes)] = (self.nodes, shown)
+        return shown
 
     def controls(self) -> tuple[Node, ...]:
         """The nodes a person can operate (buttons, links, fields, ...) with their states."""
@@ -605,8 +619,12 @@ def assemble_observation(
     frames: Sequence[FrameScope],
     media: Sequence[MediaState],
 ) -> Observation:
-    """The ``Observation`` of a parsed page and what else was read off the tab, scrubbed."""
-    return Observation(
+    """The ``Observation`` of a parsed page and what else was read off the tab, scrubbed.
+
+    Built without validation: every part is already typed plain data, and validating would
+    copy the node tuple, whose identity lets the readers of an unchanged page skip work.
+    """
+    return Observation.model_construct(
         tab=tab,
         url=scrub(url),
         title=scrub(title),
