@@ -337,11 +337,16 @@ def capture_figures(elements: int, rounds: int, browser: str | None) -> list[Fig
 _LOOKS = ("snapshot", "full", "summary", "changed")
 
 
-async def _timed_look(look: str, agents: Any, opened: Any, page: Any, round_number: int) -> float:
-    """Milliseconds of one look: Playwright's snapshot, or the agent's whole ``observe``."""
+async def _timed_look(
+    look: str, agents: Any, opened: Any, page: Any, round_number: int
+) -> tuple[float, float]:
+    """Milliseconds of one look, wall clock and this process's CPU.
+
+    A look is Playwright's snapshot, or the agent's whole ``observe``.
+    """
     if look == "changed":
         await page.get_by_role("textbox").first.fill(f"round {round_number}")
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     if look == "snapshot":
         await page.aria_snapshot(mode="ai")
     else:
@@ -349,18 +354,22 @@ async def _timed_look(look: str, agents: Any, opened: Any, page: Any, round_numb
             opened.session_id, opened.credential, "bench", full=look == "full"
         )
         assert answer.full is (look == "full"), "the summary look showed the whole page"
-    return (time.perf_counter() - start) * 1_000
+    return (time.perf_counter() - start) * 1_000, (time.process_time() - cpu) * 1_000
 
 
 async def _look_rounds(agents: Any, opened: Any, page: Any, rounds: int) -> dict[str, list[float]]:
-    """Each look ``rounds`` times, interleaved (A B C D, D C B A, ...) so load drifts evenly."""
-    samples: dict[str, list[float]] = {look: [] for look in _LOOKS}
+    """Each look ``rounds`` times, interleaved (A B C D, D C B A, ...) so load drifts evenly.
+
+    ``look`` holds wall-clock samples, ``look_cpu`` this process's CPU time for the same look.
+    """
+    samples: dict[str, list[float]] = {key: [] for look in _LOOKS for key in (look, f"{look}_cpu")}
     for round_number in range(rounds + 2):  # two warm-up rounds
         order = _LOOKS if round_number % 2 == 0 else tuple(reversed(_LOOKS))
         for look in order:
-            elapsed = await _timed_look(look, agents, opened, page, round_number)
+            elapsed, cpu = await _timed_look(look, agents, opened, page, round_number)
             if round_number >= 2:
                 samples[look].append(elapsed)
+                samples[f"{look}_cpu"].append(cpu)
     return samples
 
 
@@ -439,6 +448,22 @@ def observe_figures(elements: int, rounds: int, browser: str | None) -> list[Fig
             f"<= {TARGET_OBSERVE_RATIO:g}x",
             changed / snapshot <= TARGET_OBSERVE_RATIO,
         ),
+        *_cpu_figures(samples),
+    ]
+
+
+def _cpu_figures(samples: dict[str, list[float]]) -> list[Figure]:
+    """This process's CPU per look (medians): what Northstar's Python adds, whatever the load."""
+    names = {"snapshot": "aria_snapshot", "full": "whole page", "summary": "what changed"}
+    names["changed"] = "what changed after a fill"
+    return [
+        Figure(
+            f"observe_{look}_cpu_ms",
+            f"  this process's CPU, {name} (median)",
+            statistics.median(samples[f"{look}_cpu"]),
+            "ms",
+        )
+        for look, name in names.items()
     ]
 
 

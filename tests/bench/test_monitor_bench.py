@@ -22,6 +22,7 @@ OBSERVE_KEYS = {
     "observe_summary_ratio",
     "observe_changed_ms",
     "observe_changed_ratio",
+    *(f"observe_{look}_cpu_ms" for look in ("snapshot", "full", "summary", "changed")),
 }
 MONITOR_KEYS = {"monitor_us_per_event", "monitor_us_per_action", "monitor_us_per_observation"}
 
