@@ -157,7 +157,7 @@ def _keys_of(node: Node) -> _NodeKeys:
 # (``SnapshotReader``), so its keys are kept by identity; the node is held with them, so its
 # id cannot be reused while the entry exists. Bounded: cleared when full.
 _KEYS_BY_NODE: dict[int, tuple[Node, _NodeKeys]] = {}
-_KEYS_HELD = 50_000
+_KEYS_HELD = 20_000  # nodes: about ten pages of 2,000
 
 
 def _node_keys(node: Node) -> _NodeKeys:
