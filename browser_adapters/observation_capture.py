@@ -13,8 +13,10 @@ Up to three reads, then pure assembly in ``northstar.monitor.observation``:
 3. Only then, the page's snapshot again: any AI-mode snapshot replaces the one that
    ``aria-ref=`` locators resolve against, so the page's must be the last one taken.
 
-Secret values and the values of password fields are redacted before the observation exists;
-the raw snapshot text is never kept.
+Secret values and the values of password fields are redacted before the observation exists.
+The raw snapshot text stays only in the page's ``SnapshotReader``, in this process's memory,
+to tell the next snapshot's unchanged subtrees (its keys); it is never in an observation,
+a log, the journal or an answer, and goes with the page.
 """
 
 from __future__ import annotations

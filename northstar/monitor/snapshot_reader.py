@@ -13,7 +13,9 @@ What a subtree yields depends on the redaction too (secrets, password fields), s
 reader forgets everything when those change. Snapshots nested deeper than
 ``_MAX_REUSE_DEPTH`` are parsed in full: the reuse walk recurses once per level.
 
-One reader per tab; not for concurrent use (each ``read`` is synchronous).
+The keys are raw snapshot text, secrets included, held in memory only to compare the next
+snapshot with; what the reader returns is redacted. One reader per tab; not for concurrent
+use (each ``read`` is synchronous).
 """
 
 from __future__ import annotations
