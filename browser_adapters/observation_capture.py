@@ -13,14 +13,17 @@ Up to three reads, then pure assembly in ``northstar.monitor.observation``:
 3. Only then, the page's snapshot again: any AI-mode snapshot replaces the one that
    ``aria-ref=`` locators resolve against, so the page's must be the last one taken.
 
-Secret values and the values of password fields are redacted before the observation exists;
-the raw snapshot text is never kept.
+Secret values and the values of password fields are redacted before the observation exists.
+The raw snapshot text stays only in the page's ``SnapshotReader``, in this process's memory,
+to tell the next snapshot's unchanged subtrees (its keys); it is never in an observation,
+a log, the journal or an answer, and goes with the page.
 """
 
 from __future__ import annotations
 
 import asyncio
 import uuid
+import weakref
 from collections.abc import Collection, Sequence
 
 from playwright.async_api import Error as PlaywrightError
@@ -34,9 +37,11 @@ from northstar.monitor.observation import (
     FrameScope,
     MediaState,
     Observation,
-    build_observation,
+    assemble_observation,
     parse_aria_snapshot,
+    scrub_secrets,
 )
+from northstar.monitor.snapshot_reader import SnapshotReader
 
 __all__ = ["capture_observation", "reference_locator"]
 
@@ -90,6 +95,9 @@ class _FrameState(BaseModel):
 
 _EMPTY = _FrameState()
 
+# One reader per page: a later snapshot of the tab parses only the subtrees that changed.
+_READERS: weakref.WeakKeyDictionary[Page, SnapshotReader] = weakref.WeakKeyDictionary()
+
 
 async def capture_observation(
     page: Page,
@@ -113,17 +121,21 @@ async def capture_observation(
         if sensitive_refs or any(s.password_count for s in states):
             # A field's own snapshot replaced the page's: take the page's again, last.
             snapshot_text = await page.aria_snapshot(mode="ai")
-    return build_observation(
-        tab=role,
-        url=page.url,
-        title=states[0].title if states else "",
-        snapshot_text=snapshot_text,
-        snapshot_id=snapshot_id or uuid.uuid4().hex,
-        frames=_frame_scope(frames),
-        media=[m for s in states for m in s.media],
+    parsed = _READERS.setdefault(page, SnapshotReader()).read(
+        snapshot_text,
         secret_values=secret_values,
         sensitive_refs=sensitive_refs,
         password_values=[v for s in states for v in s.password_values],
+    )
+    return assemble_observation(
+        parsed,
+        scrub_secrets(secret_values),
+        tab=role,
+        url=page.url,
+        title=states[0].title if states else "",
+        snapshot_id=snapshot_id or uuid.uuid4().hex,
+        frames=_frame_scope(frames),
+        media=[m for s in states for m in s.media],
     )
 
 

@@ -11,6 +11,7 @@ Decisions only: the driver (``northstar.agent.host``) keeps one ``TabView`` per 
 
 from __future__ import annotations
 
+import operator
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
@@ -34,8 +35,9 @@ class TabView:
 
     def saw(self, observation: Observation) -> None:
         """``observation`` is now the tab's latest, and the one its references act on."""
-        self.latest = observation
-        self.current = True
+        previous, self.latest, self.current = self.latest, observation, True
+        if previous is not None and _same_nodes(previous, observation):
+            return  # its references are the newest labels already, in this order
         for node in observation.nodes:
             if node.ref is not None:
                 self.labels[node.ref] = node_label(node.role, node.name)
@@ -46,6 +48,12 @@ class TabView:
     def label(self, ref: str) -> str | None:
         """What ``ref`` named when the agent last saw it, or ``None`` if it never did."""
         return self.labels.get(ref)
+
+
+def _same_nodes(previous: Observation, latest: Observation) -> bool:
+    """Whether both hold the very same nodes (an unchanged page: ``SnapshotReader``)."""
+    before, after = previous.nodes, latest.nodes
+    return len(before) == len(after) and all(map(operator.is_, before, after))
 
 
 def resolve(view: TabView, ref: str) -> tuple[ElementRef, Node]:

@@ -38,7 +38,7 @@ import json
 import re
 import secrets
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -106,9 +106,9 @@ def _cached_state_words(states: NodeStates) -> tuple[str, ...]:
     return states.labels(include_focus=False)
 
 
-def _media_exact(item: MediaState) -> list[Any]:
+def _media_exact(item: MediaState) -> tuple[Any, ...]:
     position = None if item.current_time is None else round(item.current_time)
-    return [
+    return (
         item.kind,
         item.name,
         item.src,
@@ -117,30 +117,6 @@ def _media_exact(item: MediaState) -> list[Any]:
         item.ended,
         item.muted,
         position,
-    ]
-
-
-def _node_exact(node: Node) -> list[Any]:
-    states = _state_words(node.states)
-    return [len(node.path), node.role, node.name, node.value, node.url, states]
-
-
-def fingerprint_observation(observation: Observation) -> str:
-    """Exact fingerprint of what a tab shows; reference and snapshot ids are left out.
-
-    Focus is left out as well: clicking a button moves focus to it without changing the page.
-    The visible text is covered by the nodes it is read from.
-    """
-    return _digest(
-        [
-            observation.tab,
-            observation.url,
-            observation.title,
-            [[f.index, f.parent, f.name, f.url] for f in observation.frames],
-            [_node_exact(n) for n in observation.nodes if not n.structural],
-            [[t.name, t.headers, t.rows] for t in observation.tables],
-            [_media_exact(m) for m in observation.media],
-        ]
     )
 
 
@@ -149,60 +125,142 @@ def _coarse_text(text: str | None) -> str | None:
     return text if text is None or ":" not in text else _CLOCK.sub("<time>", text)
 
 
-def _node_coarse(node: Node) -> list[Any]:
-    value = None if node.role in EDITABLE_ROLES else _coarse_text(node.value)
-    states = _state_words(node.states)
-    return [len(node.path), node.role, _coarse_text(node.name), value, states]
+def _without_numbers(text: str | None) -> str | None:
+    return None if text is None else _NUMBER.sub("<n>", text)
 
 
-def _media_coarse(observation: Observation) -> list[Any]:
-    return [[m.kind, m.name, m.src, m.paused, m.muted] for m in observation.media]
+class _NodeKeys(NamedTuple):
+    """One node's part of each key, as text (``repr`` of a tuple: unambiguous, and fast)."""
+
+    exact: str  # depth, role, name, value, link target, states (focus left out)
+    coarse: str  # depth, role, name and value without clock times (typed values left out)
+    cycle: str  # the coarse part, without numbers unless the node is a control
+    control: bool
 
 
-_Coarse = list[tuple[bool, list[Any]]]  # (is a control, coarse node) in page order
+def _keys_of(node: Node) -> _NodeKeys:
+    depth, role, states = len(node.path), node.role, _state_words(node.states)
+    control = role in CONTROL_ROLES
+    name = _coarse_text(node.name)
+    value = None if role in EDITABLE_ROLES else _coarse_text(node.value)
+    coarse = repr((depth, role, name, value, states))
+    cycle = (
+        coarse
+        if control
+        else repr((depth, role, _without_numbers(name), _without_numbers(value), states))
+    )
+    exact = repr((depth, role, node.name, node.value, node.url, states))
+    return _NodeKeys(exact, coarse, cycle, control)
 
 
-def _coarse_nodes(observation: Observation) -> _Coarse:
-    return [
-        (n.role in CONTROL_ROLES, _node_coarse(n)) for n in observation.nodes if not n.structural
-    ]
+# A node of an unchanged subtree is the same object in the next observation of its tab
+# (``SnapshotReader``), so its keys are kept by identity; the node is held with them, so its
+# id cannot be reused while the entry exists. Bounded: cleared when full.
+_KEYS_BY_NODE: dict[int, tuple[Node, _NodeKeys]] = {}
+_KEYS_HELD = 20_000  # nodes: about ten pages of 2,000
 
 
-def _state_key(observation: Observation, coarse: _Coarse) -> str:
-    nodes = [node for _, node in coarse]
-    return _digest([observation.tab, observation.url, nodes, _media_coarse(observation)])
+def _node_keys(node: Node) -> _NodeKeys:
+    held = _KEYS_BY_NODE.get(id(node))
+    if held is not None and held[0] is node:
+        return held[1]
+    keys = _keys_of(node)
+    if len(_KEYS_BY_NODE) >= _KEYS_HELD:
+        _KEYS_BY_NODE.clear()
+    _KEYS_BY_NODE[id(node)] = (node, keys)
+    return keys
 
 
-def _controls_key(observation: Observation, coarse: _Coarse) -> str:
-    controls = [node for is_control, node in coarse if is_control]
-    return _digest([observation.tab, observation.url, controls])
+class _Sections(NamedTuple):
+    """The nodes' parts of each key, joined: what the four keys hash besides the page's URL."""
+
+    exact: str
+    coarse: str
+    cycle: str
+    controls: str
 
 
-def _cycle_key(observation: Observation, coarse: _Coarse) -> str:
-    nodes = [node if is_control else _without_numbers(node) for is_control, node in coarse]
-    return _digest([observation.tab, observation.url, nodes, _media_coarse(observation)])
+# The sections of a tuple of meaningful nodes, by its identity (shared by the observations of
+# an unchanged page); held with the tuple, bounded like the node keys.
+_SECTIONS: dict[int, tuple[tuple[Node, ...], _Sections]] = {}
+_SECTIONS_HELD = 32
 
 
-def _without_numbers(coarse: list[Any]) -> list[Any]:
-    depth, role, name, value, states = coarse
-    name = None if name is None else _NUMBER.sub("<n>", name)
-    value = None if value is None else _NUMBER.sub("<n>", value)
-    return [depth, role, name, value, states]
+def _sections(observation: Observation) -> _Sections:
+    nodes = observation.meaningful_nodes
+    held = _SECTIONS.get(id(nodes))
+    if held is not None and held[0] is nodes:
+        return held[1]
+    keys = [_node_keys(n) for n in nodes]
+    sections = _Sections(
+        ",".join(k.exact for k in keys),
+        ",".join(k.coarse for k in keys),
+        ",".join(k.cycle for k in keys),
+        ",".join(k.coarse for k in keys if k.control),
+    )
+    if len(_SECTIONS) >= _SECTIONS_HELD:
+        _SECTIONS.clear()
+    _SECTIONS[id(nodes)] = (nodes, sections)
+    return sections
+
+
+def _hash(*sections: str) -> str:
+    """SHA-256 of sections that are ``repr`` texts, which never hold a raw separator."""
+    return hashlib.sha256("\x1e".join(sections).encode("utf-8")).hexdigest()
+
+
+def _fingerprint(observation: Observation, sections: _Sections) -> str:
+    frames = tuple((f.index, f.parent, f.name, f.url) for f in observation.frames)
+    tables = tuple((t.name, t.headers, t.rows) for t in observation.tables)
+    return _hash(
+        repr((observation.tab, observation.url, observation.title, frames)),
+        sections.exact,
+        repr(tables),
+        repr(tuple(_media_exact(m) for m in observation.media)),
+    )
+
+
+def fingerprint_observation(observation: Observation) -> str:
+    """Exact fingerprint of what a tab shows; reference and snapshot ids are left out.
+
+    Focus is left out as well: clicking a button moves focus to it without changing the page.
+    The visible text is covered by the nodes it is read from.
+    """
+    return _fingerprint(observation, _sections(observation))
+
+
+def _media_coarse(observation: Observation) -> str:
+    return repr(tuple((m.kind, m.name, m.src, m.paused, m.muted) for m in observation.media))
+
+
+def _state_key(observation: Observation, sections: _Sections) -> str:
+    where = repr((observation.tab, observation.url))
+    return _hash(where, sections.coarse, _media_coarse(observation))
+
+
+def _controls_key(observation: Observation, sections: _Sections) -> str:
+    where = repr((observation.tab, observation.url))
+    return _hash(where, sections.controls)
+
+
+def _cycle_key(observation: Observation, sections: _Sections) -> str:
+    where = repr((observation.tab, observation.url))
+    return _hash(where, sections.cycle, _media_coarse(observation))
 
 
 def observation_state_key(observation: Observation) -> str:
     """Coarse key of the page's state: equal for revisits of the same state (module doc)."""
-    return _state_key(observation, _coarse_nodes(observation))
+    return _state_key(observation, _sections(observation))
 
 
 def observation_controls_key(observation: Observation) -> str:
     """Key of the controls alone: URL and each control's role, name, value and states."""
-    return _controls_key(observation, _coarse_nodes(observation))
+    return _controls_key(observation, _sections(observation))
 
 
 def observation_cycle_key(observation: Observation) -> str:
     """The state key with numbers left out of text that is not a control's (module doc)."""
-    return _cycle_key(observation, _coarse_nodes(observation))
+    return _cycle_key(observation, _sections(observation))
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,13 +280,13 @@ class ObservationDigest:
 
 def digest_observation(observation: Observation) -> ObservationDigest:
     """Every fingerprint of an observation, computed once."""
-    coarse = _coarse_nodes(observation)  # once for the three state keys
+    sections = _sections(observation)  # once for the four keys
     return ObservationDigest(
         tab=observation.tab,
-        fingerprint=fingerprint_observation(observation),
-        state_key=_state_key(observation, coarse),
-        cycle_key=_cycle_key(observation, coarse),
-        controls_key=_controls_key(observation, coarse),
+        fingerprint=_fingerprint(observation, sections),
+        state_key=_state_key(observation, sections),
+        cycle_key=_cycle_key(observation, sections),
+        controls_key=_controls_key(observation, sections),
     )
 
 

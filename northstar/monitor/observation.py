@@ -39,10 +39,13 @@ __all__ = [
     "Node",
     "NodeStates",
     "Observation",
+    "ParsedPage",
     "TableData",
+    "assemble_observation",
     "build_observation",
     "node_label",
     "parse_aria_snapshot",
+    "scrub_secrets",
 ]
 
 # Roles of elements a person operates; their states are the page's control states.
@@ -177,6 +180,13 @@ class ElementRef(_Frozen):
     ref: str
 
 
+# The meaningful nodes of a node tuple, by its identity: the observations of an unchanged
+# page share one tuple (``SnapshotReader``, ``assemble_observation``). The tuple is held with
+# them, so its id cannot be reused while the entry exists; bounded: cleared when full.
+_MEANINGFUL: dict[int, tuple[tuple[Node, ...], tuple[Node, ...]]] = {}
+_MEANINGFUL_HELD = 32
+
+
 class Observation(_Frozen):
     """A structured reading of one tab at one moment (see the module docstring)."""
 
@@ -201,6 +211,21 @@ class Observation(_Frozen):
     def reference(self, ref: str) -> ElementRef:
         """``ref`` bound to this observation's snapshot, for acting on it later."""
         return ElementRef(snapshot_id=self.snapshot_id, ref=ref)
+
+    @cached_property
+    def meaningful_nodes(self) -> tuple[Node, ...]:
+        """The nodes without the structural ones (wrappers with no name, text or value).
+
+        What fingerprints, screen changes and the page's text compare; kept once read.
+        """
+        held = _MEANINGFUL.get(id(self.nodes))
+        if held is not None and held[0] is self.nodes:
+            return held[1]
+        shown = tuple(n for n in self.nodes if not n.structural)
+        if len(_MEANINGFUL) >= _MEANINGFUL_HELD:
+            _MEANINGFUL.clear()
+        _MEANINGFUL[id(self.nodes)] = (self.nodes, shown)
+        return shown
 
     def controls(self) -> tuple[Node, ...]:
         """The nodes a person can operate (buttons, links, fields, ...) with their states."""
@@ -367,6 +392,11 @@ def _unchanged(text: str) -> str:
     return text
 
 
+def scrub_secrets(secrets: Collection[str]) -> Callable[[str], str]:
+    """A function that replaces every secret value (in any of its forms) in a string."""
+    return _make_scrubber(secrets) or _unchanged
+
+
 def _optional(scrub: Callable[[str], str], text: str | None) -> str | None:
     return None if text is None else scrub(text)
 
@@ -385,17 +415,25 @@ def _redact_tree(
     passwords = {p for p in password_values if p}
     if scrub is None and not sensitive_refs and not passwords:
         return
-    scrub = scrub or _unchanged
     for node in nodes:
-        node.name = scrub(node.name)
-        node.value, node.url = _optional(scrub, node.value), _optional(scrub, node.url)
-        node.placeholder = _optional(scrub, node.placeholder)
-        is_password = node.attrs.get("ref") in sensitive_refs or (
-            node.role in EDITABLE_ROLES and node.value in passwords
-        )
-        if is_password:
-            node.sensitive = True
-            node.value = REDACTED if node.value else node.value
+        _redact_node(node, scrub or _unchanged, sensitive_refs, passwords)
+
+
+def _redact_node(
+    node: _RawNode,
+    scrub: Callable[[str], str],
+    sensitive_refs: Collection[str],
+    passwords: Collection[str],
+) -> None:
+    node.name = scrub(node.name)
+    node.value, node.url = _optional(scrub, node.value), _optional(scrub, node.url)
+    node.placeholder = _optional(scrub, node.placeholder)
+    is_password = node.attrs.get("ref") in sensitive_refs or (
+        node.role in EDITABLE_ROLES and node.value in passwords
+    )
+    if is_password:
+        node.sensitive = True
+        node.value = REDACTED if node.value else node.value
 
 
 # Conversion to plain data
@@ -548,15 +586,52 @@ def build_observation(
     scrubber = _make_scrubber(secret_values)
     nodes = _parse_tree(snapshot_text)
     _redact_tree(nodes, scrubber, set(sensitive_refs), password_values)
-    scrub = scrubber or _unchanged
-    return Observation(
+    page = ParsedPage(_flatten(nodes), _visible_text(nodes), _tables(nodes))
+    return assemble_observation(
+        page,
+        scrubber or _unchanged,
+        tab=tab,
+        url=url,
+        title=title,
+        snapshot_id=snapshot_id,
+        frames=frames,
+        media=media,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedPage:
+    """What a snapshot's text yields, redacted: nodes, visible text and tables."""
+
+    nodes: tuple[Node, ...]
+    text: str
+    tables: tuple[TableData, ...]
+
+
+def assemble_observation(
+    page: ParsedPage,
+    scrub: Callable[[str], str],
+    *,
+    tab: str,
+    url: str,
+    title: str,
+    snapshot_id: str,
+    frames: Sequence[FrameScope],
+    media: Sequence[MediaState],
+) -> Observation:
+    """The ``Observation`` of a parsed page and what else was read off the tab, scrubbed.
+
+    Built without validation: every part is already typed plain data, and validating would
+    copy the node tuple, whose identity lets the readers of an unchanged page skip work.
+    """
+    return Observation.model_construct(
         tab=tab,
         url=scrub(url),
         title=scrub(title),
         snapshot_id=snapshot_id,
         frames=tuple(_scrub_frame(f, scrub) for f in frames),
-        nodes=_flatten(nodes),
-        text=_visible_text(nodes),
-        tables=_tables(nodes),
+        nodes=page.nodes,
+        text=page.text,
+        tables=page.tables,
         media=tuple(_scrub_media(m, scrub) for m in media),
     )

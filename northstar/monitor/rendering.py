@@ -54,7 +54,7 @@ def _header(observation: Observation) -> str:
 def render_page(observation: Observation, *, max_lines: int = 600) -> str:
     """The whole page, one node per line, at most ``max_lines`` of them."""
     lines = [_header(observation)]
-    shown = [n for n in observation.nodes if not n.structural]
+    shown = observation.meaningful_nodes
     for node in shown[:max_lines]:
         indent = "  " * max(len(node.path) - 1, 0)
         lines.append(f"{indent}- {_node_line(node)}")

@@ -14,7 +14,7 @@ items did not fit. Changed items come first, then added, then removed, each in p
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -121,12 +121,57 @@ def _media_entry(item: MediaState) -> _Entry:
     return _Entry(("media", label), item.kind, item.name, (item.src or None, states))
 
 
-def _entries(observation: Observation) -> Iterator[_Entry]:
-    for node in observation.nodes:
-        if not node.structural:
-            yield _node_entry(node)
-    for item in observation.media:
-        yield _media_entry(item)
+_Source = Node | MediaState
+
+
+def _sources(observation: Observation) -> list[_Source]:
+    """What is compared, in page order: the meaningful nodes, then the media."""
+    return [*observation.meaningful_nodes, *observation.media]
+
+
+def _entry(source: _Source) -> _Entry:
+    return _node_entry(source) if isinstance(source, Node) else _media_entry(source)
+
+
+def _base(entry: _Entry) -> tuple[tuple[str, ...], str | None]:
+    return entry.path, entry.view[0] if not entry.name else None
+
+
+def _middles(old: list[_Source], new: list[_Source]) -> tuple[list[_Source], list[_Source]]:
+    """The parts of both pages that can differ: without the common start and, when safe, end.
+
+    Entries are matched by key and occurrence (``_keyed``). A common start shifts the
+    occurrences of both sides alike, so it never matters. A common end matters only if the
+    middles hold a different number of some key that the end holds too; then it is kept.
+    Nodes of an unchanged subtree are the same objects (``SnapshotReader``), so ``is`` is
+    usually enough to tell them equal.
+    """
+    shortest = min(len(old), len(new))
+    start = 0
+    while start < shortest and (old[start] is new[start] or old[start] == new[start]):
+        start += 1
+    end = 0
+    while end < shortest - start and (
+        old[-1 - end] is new[-1 - end] or old[-1 - end] == new[-1 - end]
+    ):
+        end += 1
+    old_middle, new_middle = old[start : len(old) - end], new[start : len(new) - end]
+    if end and _end_shifts(old_middle, new_middle, new[len(new) - end :]):
+        return old[start:], new[start:]
+    return old_middle, new_middle
+
+
+def _end_shifts(old_middle: list[_Source], new_middle: list[_Source], end: list[_Source]) -> bool:
+    """Whether the common end's occurrences differ between the pages (see ``_middles``)."""
+    counts: dict[tuple[tuple[str, ...], str | None], int] = {}
+    for source in old_middle:
+        base = _base(_entry(source))
+        counts[base] = counts.get(base, 0) - 1
+    for source in new_middle:
+        base = _base(_entry(source))
+        counts[base] = counts.get(base, 0) + 1
+    shifted = {base for base, count in counts.items() if count}
+    return bool(shifted) and any(_base(_entry(source)) in shifted for source in end)
 
 
 def _keyed(entries: Iterable[_Entry]) -> dict[_NodeKey, _Entry]:
@@ -134,11 +179,10 @@ def _keyed(entries: Iterable[_Entry]) -> dict[_NodeKey, _Entry]:
     keyed: dict[_NodeKey, _Entry] = {}
     occurrences: dict[tuple[tuple[str, ...], str | None], int] = {}
     for entry in entries:
-        content = entry.view[0] if not entry.name else None
-        base = (entry.path, content)
+        base = _base(entry)
         count = occurrences.get(base, 0)
         occurrences[base] = count + 1
-        keyed[(entry.path, content, count)] = entry
+        keyed[(*base, count)] = entry
     return keyed
 
 
@@ -189,7 +233,8 @@ def screen_change(
     if before.tab != after.tab:
         raise ValueError(f"a screen change compares one tab; got {before.tab!r} and {after.tab!r}")
     limit = (settings or ScreenChangeSettings()).max_items
-    differences = _differences(_keyed(_entries(before)), _keyed(_entries(after)))
+    old, new = _middles(_sources(before), _sources(after))
+    differences = _differences(_keyed(map(_entry, old)), _keyed(map(_entry, new)))
     kept = [_item(d) for d in differences[:limit]]
     return ScreenChange(
         tab=after.tab,

@@ -19,7 +19,7 @@ from northstar.agent.tabs import bind_session_tabs
 from northstar.errors import IdempotencyConflict, OutcomeUnknown, StaleReference, UsageInvalid
 from northstar.journal.schema import SubmissionState
 from northstar.journal.store import SubmissionRecord
-from northstar.monitor.observation import Observation, build_observation
+from northstar.monitor.observation import Observation, build_observation, node_label
 from northstar.monitor.screen_change import ScreenChangeSettings, screen_change
 
 URL = "http://site.test/menu"
@@ -168,6 +168,22 @@ def test_a_reference_acts_only_while_it_is_in_the_latest_current_observation() -
     view.current = False
     with pytest.raises(StaleReference, match=r"button \"Menu\".*no longer current"):
         resolve(view, "e4")
+
+
+def test_an_unchanged_page_seen_again_keeps_the_labels_newest_first() -> None:
+    view = TabView("main")
+    looks = [observed(OPEN), observed(CLOSED, snapshot="s2")]
+    looks.append(observed(CLOSED, snapshot="s3").model_copy(update={"nodes": looks[1].nodes}))
+    expected: dict[str, str] = {}
+    for look in looks:  # what TabView.saw promises: every reference, latest last
+        view.saw(look)
+        for node in look.nodes:
+            if node.ref is not None:
+                expected.pop(node.ref, None)
+                expected[node.ref] = node_label(node.role, node.name)
+    assert list(view.labels.items()) == list(expected.items())
+    assert view.latest is looks[2]
+    assert view.current
 
 
 def test_the_whole_page_is_shown_first_on_request_and_on_a_new_page_or_document() -> None:

@@ -20,6 +20,9 @@ OBSERVE_KEYS = {
     "observe_snapshot_ms",
     "observe_full_ratio",
     "observe_summary_ratio",
+    "observe_changed_ms",
+    "observe_changed_ratio",
+    *(f"observe_{look}_cpu_ms" for look in ("snapshot", "full", "summary", "changed")),
 }
 MONITOR_KEYS = {"monitor_us_per_event", "monitor_us_per_action", "monitor_us_per_observation"}
 
@@ -45,7 +48,7 @@ def test_the_json_holds_the_observe_medians_and_their_ratios(
     assert set(figures) >= OBSERVE_KEYS | MONITOR_KEYS
     assert all(figures[key]["value"] > 0 for key in OBSERVE_KEYS)
     snapshot = figures["observe_snapshot_ms"]["value"]
-    for look in ("full", "summary"):
+    for look in ("full", "summary", "changed"):
         ratio = figures[f"observe_{look}_ratio"]["value"]
         assert ratio == pytest.approx(figures[f"observe_{look}_ms"]["value"] / snapshot)
 
