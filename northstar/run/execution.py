@@ -386,6 +386,12 @@ async def execute_run(
     ``hooks`` are called at each step after the host's own (a progress display's feed).
     """
     run_id, credential = open_run(request, journal)
+    log.info(
+        "run_started",
+        run_id=run_id,
+        recipe=request.compiled.recipe.name,
+        iterations=request.repeat.count,
+    )
     on_start(run_id)
     return await continue_run(
         request,

@@ -79,9 +79,14 @@ def lines_until(stream: Iterator[str], needle: str) -> str:
 
 
 def run_id_of(process: subprocess.Popen[str]) -> str:
+    """The run id: the ``run r-...`` line, or the ``run_started`` event under --log-json."""
     assert process.stderr is not None
-    line = lines_until(process.stderr, "run r-")
-    return line.split("run ", 1)[1].split()[0]
+    for line in process.stderr:
+        if line.startswith("run r-"):
+            return line.split("run ", 1)[1].split()[0]
+        if '"run_started"' in line:
+            return str(json.loads(line)["run_id"])
+    raise AssertionError("the worker ended without saying which run it started")
 
 
 def test_bad_row_is_reported_before_any_browser_starts(recipe: Path, tmp_path: Path) -> None:
