@@ -17,8 +17,6 @@ import sys
 import tomllib
 from pathlib import Path
 
-import pytest
-
 REPO = Path(__file__).resolve().parents[2]
 DOCKERFILE = REPO / "Dockerfile"
 
