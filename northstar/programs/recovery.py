@@ -18,7 +18,7 @@ from typing import Any
 
 from northstar.browser import BrowserHost
 from northstar.errors import UsageInvalid
-from northstar.journal import Journal, SubmissionState
+from northstar.journal import Journal
 from northstar.journal.store import SubmissionRecord
 from northstar.plan.compiler import bind
 from northstar.plan.model import BoundStep, Plan
@@ -33,7 +33,6 @@ from northstar.run.reconcile import (
     IterationVerdict,
     ProbeVerdict,
     SubmissionCheck,
-    SubmissionOutcome,
     decide_submission,
     iteration_verdict,
     probe_plan,
@@ -41,8 +40,9 @@ from northstar.run.reconcile import (
 )
 from northstar.run.recovery import (
     ReconcileDecision,
-    _refuse_if_live,  # the same liveness rule as a recipe run's
     check_same_run,
+    record_outcome,
+    refuse_if_live,
     remaining_iterations,
 )
 from northstar.run.runner import ProgramRunner
@@ -122,12 +122,7 @@ async def _reconcile_iteration(
     for submission in journal.open_submissions(run_id, number):
         recorded = probes.get((number, submission.step_id), {})
         check = await _check(plan, submission, recorded, host, journal.now())
-        settled = {
-            SubmissionOutcome.FOUND: SubmissionState.VERIFIED,
-            SubmissionOutcome.ABSENT: SubmissionState.FAILED,
-        }.get(check.outcome)
-        if settled is not None:
-            journal.set_submission_state(run_id, number, check.step_id, settled, decided_by="probe")
+        record_outcome(journal, run_id, number, check)
         checks.append(check)
     verdict = program_iteration_verdict(checks)
     journal.mark_iteration(
@@ -154,7 +149,7 @@ async def reconcile_program(
     """Probe every unsettled iteration's open submissions and record what was found."""
     journal.check_credential(run_id, credential)
     record = journal.run_record(run_id)
-    _refuse_if_live(record)
+    refuse_if_live(record)
     check_same_run(record, request)
     probes = _recorded_probes(journal, run_id)
     decisions = []
@@ -179,7 +174,7 @@ async def resume_program(
     """Run the iterations not verified yet, once every outcome is settled."""
     journal.check_credential(run_id, credential)
     record = journal.run_record(run_id)
-    _refuse_if_live(record)
+    refuse_if_live(record)
     check_same_run(record, request)
     rest = remaining_iterations(record, journal.iteration_states(run_id), journal)
     if not rest:

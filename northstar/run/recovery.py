@@ -64,6 +64,8 @@ __all__ = [
     "ReconcileDecision",
     "decide_iteration",
     "reconcile_run",
+    "record_outcome",
+    "refuse_if_live",
     "remaining_iterations",
     "resume_run",
 ]
@@ -85,7 +87,7 @@ class ReconcileDecision:
     decidable_at: datetime | None = None  # set while an outcome is settling
 
 
-def _refuse_if_live(record: RunRecord) -> None:
+def refuse_if_live(record: RunRecord) -> None:
     """A run whose worker is still alive on this host is not ours to change."""
     live = (
         record.status == "running"
@@ -157,7 +159,7 @@ async def reconcile_run(
     """Probe every unsettled iteration's open submissions and record what was found."""
     journal.check_credential(run_id, credential)
     record = journal.run_record(run_id)
-    _refuse_if_live(record)
+    refuse_if_live(record)
     check_same_run(record, request)
     decisions: list[ReconcileDecision] = []
     for number, (state, fingerprint) in sorted(journal.iteration_states(run_id).items()):
@@ -190,7 +192,7 @@ async def _reconcile_iteration(
     for submission in journal.open_submissions(run_id, number):
         check = await _check_submission(plan, submission, host, journal.now())
         checks.append(check)
-        _record_outcome(journal, run_id, number, check)
+        record_outcome(journal, run_id, number, check)
     verdict = iteration_verdict(checks, resume_plan(plan, _verified(journal, run_id, number)))
     journal.mark_iteration(
         run_id, number, verdict.state, reason_code=verdict.code, reason=verdict.reason
@@ -226,7 +228,7 @@ async def _check_submission(
     return SubmissionCheck(submission.step_id, outcome, submission.sent, settle_s)
 
 
-def _record_outcome(journal: Journal, run_id: str, number: int, check: SubmissionCheck) -> None:
+def record_outcome(journal: Journal, run_id: str, number: int, check: SubmissionCheck) -> None:
     """Found: verified; proven absent: failed (may be sent again); otherwise left open."""
     settled = {
         SubmissionOutcome.FOUND: SubmissionState.VERIFIED,
@@ -274,7 +276,7 @@ def decide_iteration(
     """A person's verdict on an iteration; ``failed`` means its submissions did not happen."""
     journal.check_credential(run_id, credential)
     record = journal.run_record(run_id)
-    _refuse_if_live(record)
+    refuse_if_live(record)
     if number not in journal.iteration_states(run_id):
         raise UsageInvalid(
             f"run {run_id} has no iteration {number} to decide on",
@@ -309,7 +311,7 @@ async def resume_run(
     """Continue the run's remaining iterations once every outcome is settled."""
     journal.check_credential(run_id, credential)
     record = journal.run_record(run_id)
-    _refuse_if_live(record)
+    refuse_if_live(record)
     check_same_run(record, request)
     # Only what is not verified yet, dealt over the run's lanes (the request carries them).
     states = journal.iteration_states(run_id)
@@ -395,7 +397,7 @@ def _after_recheck(journal: Journal, run_id: str, number: int, check: Submission
     if check.outcome is SubmissionOutcome.ABSENT:
         return
     if check.outcome is SubmissionOutcome.FOUND:
-        _record_outcome(journal, run_id, number, check)
+        record_outcome(journal, run_id, number, check)
         return
     if check.outcome is SubmissionOutcome.SETTLING:
         raise OutcomeSettling(
