@@ -8,6 +8,9 @@ What is never stored: secret parameter values and the run's credential. Callers 
 ``params_fingerprint`` in which secret values are already hashed (``Plan.params_fingerprint``
 is one) and the journal stores it as given; ``options`` must not carry secret values either.
 The credential is returned once by ``create_run``; only its sha256 is kept.
+
+The same class writes an SQLite file or a Postgres database (``Journal.open`` with a
+``postgresql://`` URL): the SQL is shared, ``northstar.journal.postgres`` adapts it.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from northstar.errors import CredentialsInvalid, JournalError, OutputSaveFailed,
 from northstar.journal import _diagnoses, _steps
 from northstar.journal._db import Clock, JournalDb, sqlite_errors, utc_now, worker_identity
 from northstar.journal._diagnoses import FixProposal
-from northstar.journal.paths import resolve_journal_path
+from northstar.journal.paths import resolve_journal
 from northstar.journal.recorder import JournalRecorder
 from northstar.journal.schema import RunStatus, SubmissionState
 from northstar.redaction import redact
@@ -107,12 +110,18 @@ class Journal:
 
     @classmethod
     def open(cls, path: str | os.PathLike[str] | None = None, *, now: Clock = utc_now) -> Journal:
-        """Open or create the journal (see ``resolve_journal_path``) and migrate it."""
-        return cls(JournalDb.connect(resolve_journal_path(path), now))
+        """Open or create the journal (a file, or a ``postgresql://`` URL) and migrate it."""
+        return cls(JournalDb.open(resolve_journal(path), now))
 
     @property
     def path(self) -> Path:
+        """The SQLite file; for a Postgres journal, the local anchor of its runs' files."""
         return self._db.path
+
+    @property
+    def location(self) -> str:
+        """Where the journal is, to show a person: its path, or its URL without the password."""
+        return self._db.location
 
     def close(self) -> None:
         self._db.close()
