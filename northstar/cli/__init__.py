@@ -40,6 +40,7 @@ _COMMANDS = {
     "resume": "northstar.cli.recovery_commands:resume",
     "mcp": "northstar.cli.mcp_commands:mcp",
     "review": "northstar.cli.review_commands:review",
+    "worker": "northstar.cli.distributed_commands:worker",
 }
 
 

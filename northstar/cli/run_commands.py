@@ -100,6 +100,8 @@ async def run_with_signals(
     help="Keep one browser context per lane across iterations (a signed-in session).",
 )
 @journal_option
+@click.option("--queue", default=None, help="Enqueue the iterations for `northstar worker`s.")
+@click.option("--detach", is_flag=True, help="With --queue: print the run id and return.")
 @click.option("--project", default="default", show_default=True, help="Project the run binds.")
 @browser_options
 @debug_options
@@ -108,6 +110,11 @@ def run(**options: Any) -> None:
     """Run RECIPE (once, N times, or once per row) and verify every iteration."""
     with expected_errors(), replay_inputs(options) as options:
         request = build_request(options)
+        if options.get("queue"):  # many workers: the distributed front end takes it from here
+            from northstar.cli.distributed_commands import run_queued
+
+            run_queued(request, options)
+            return
         settings = browser_settings(options)
 
         def start(stop: StopSignal, on_result: Callable[[IterationResult], None]) -> Any:

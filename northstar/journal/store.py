@@ -20,7 +20,7 @@ import hmac
 import json
 import os
 import secrets
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -202,6 +202,32 @@ class Journal:
             (final.value, ended, run_id),
         )
         _require(cursor.rowcount, run_id)
+
+    def finish_run_when(
+        self, run_id: str, decide: Callable[[list[IterationState]], RunStatus | None]
+    ) -> RunStatus | None:
+        """Set the status ``decide`` returns from the iterations' states, if the run still runs.
+
+        For lanes on several workers: the run's row is locked first, so the last lane to
+        settle an iteration sees every other lane's verdict and no two lanes decide at once.
+        """
+        with self._db.transaction("finish the run", run_id=run_id):
+            locked = self._db.conn.execute(
+                "UPDATE runs SET heartbeat_at = ? WHERE run_id = ? AND status = 'running'",
+                (self._db.stamp(), run_id),
+            ).rowcount
+            if locked == 0:
+                return None
+            rows = self._db.conn.execute(
+                "SELECT state FROM iterations WHERE run_id = ?", (run_id,)
+            ).fetchall()
+            final = decide([IterationState(state) for (state,) in rows])
+            if final is not None:
+                self._db.conn.execute(
+                    "UPDATE runs SET status = ?, ended_at = ? WHERE run_id = ?",
+                    (final.value, self._db.stamp(), run_id),
+                )
+            return final
 
     def event(self, run_id: str, name: str, **payload: Any) -> None:
         """Append to the run's event log; ``payload`` must not carry secret values."""

@@ -18,6 +18,7 @@ FRONT_ENDS = {
     "cases",
     "mcp",
     "agent",
+    "distributed",
     "composition",
     "bench",
     "__main__",
