@@ -12,7 +12,6 @@ twice (a retried command) never queues an iteration twice.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -62,15 +61,16 @@ def enqueue_iterations(
 
 @contextmanager
 def _system_database(journal_url: str) -> Iterator[None]:
-    """DBOS's tables exist (a launch creates and migrates them); no queue is served here."""
-    DBOS(config=dbos_config(journal_url, executor_id=f"northstar-enqueue-{uuid.uuid4().hex}"))
+    """DBOS's tables exist (created or migrated here), with no DBOS launched in this process.
+
+    A launched DBOS would serve every queue a worker registered in the database, and could
+    take iterations this short-lived command then leaves pending.
+    """
     try:
-        DBOS.launch()
+        DBOS.migrate(journal_url)
         yield
     except Exception as exc:
         raise _queue_error(journal_url, exc) from exc
-    finally:
-        DBOS.destroy()
 
 
 @contextmanager

@@ -40,6 +40,7 @@ def workflow_id(run_id: str, number: int) -> str:
 class ClaimAction(StrEnum):
     RUN = "run"  # never started, or started and nothing was dispatched: (re)run it
     BLOCK = "block"  # a submission was in flight or dispatched: unknown, the run is blocked
+    STOP = "stop"  # started, nothing sent, and the run no longer runs: stopped, for resume
     RECORDED = "recorded"  # it already has a verdict: return it, do nothing
     SKIP = "skip"  # the run is blocked, stopped or over: start nothing
 
@@ -65,10 +66,10 @@ def claim_action(
     """
     if state in _SETTLED:
         return ClaimAction.RECORDED
-    if run_status != RunStatus.RUNNING:
-        return ClaimAction.SKIP
     if state is not None and open_submissions:
-        return ClaimAction.BLOCK
+        return ClaimAction.BLOCK  # whatever the run's status: the journal must say unknown
+    if run_status != RunStatus.RUNNING:
+        return ClaimAction.SKIP if state is None else ClaimAction.STOP
     return ClaimAction.RUN
 
 

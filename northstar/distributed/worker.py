@@ -145,6 +145,15 @@ class Worker:
             return f"skipped: run {record.status}"
         if action is ClaimAction.BLOCK:
             return self._block(run_id, number)
+        if action is ClaimAction.STOP:
+            journal.mark_iteration(
+                run_id,
+                number,
+                IterationState.STOPPED,
+                reason_code="RUN_BLOCKED",
+                reason=f"its worker stopped before sending anything; the run is {record.status}",
+            )
+            return IterationState.STOPPED.value
         return await self._run(record, number, row, fingerprint, lane)
 
     def _block(self, run_id: str, number: int) -> str:

@@ -33,7 +33,8 @@ def test_one_workflow_id_per_run_and_iteration() -> None:
         ("running", S.VERIFIED, 0, ClaimAction.RECORDED),  # never done twice
         ("blocked", S.FAILED, 0, ClaimAction.RECORDED),  # repeat is not retry
         ("blocked", None, 0, ClaimAction.SKIP),  # the run waits for reconcile
-        ("stopped", S.RUNNING, 1, ClaimAction.SKIP),
+        ("blocked", S.RUNNING, 1, ClaimAction.BLOCK),  # another lane blocked it first
+        ("blocked", S.RUNNING, 0, ClaimAction.STOP),  # nothing sent: stopped, for resume
         ("failed", None, 0, ClaimAction.SKIP),
     ],
 )
