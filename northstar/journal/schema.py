@@ -273,8 +273,8 @@ def migrate(conn: Conn, *, path: str = "", migrations: Sequence[Migration] = MIG
     commits on its own, so a failure leaves the journal at the last good version.
     """
     target = len(migrations)
-    while (version := _check_version(conn, path, target)) < target:
-        with _migration_lock(conn):
+    with _migration_lock(conn):  # Postgres: the check too, so it never sees half a migration
+        while (version := _check_version(conn, path, target)) < target:
             _apply(conn, version, migrations[version])
     return target
 
