@@ -34,11 +34,23 @@ def _journal_url(journal: str | None) -> str:
     return target
 
 
+def _require_dbos() -> None:
+    """Distributed runs need the optional extra; say so in one line, not a traceback."""
+    try:
+        import dbos  # noqa: F401
+    except ImportError:
+        raise UsageInvalid(
+            "distributed runs need DBOS Transact, which is not installed",
+            fix="pip install 'northstar[distributed]'",
+        ) from None
+
+
 def run_queued(request: RunRequest, options: dict[str, Any]) -> None:
     """``run --queue``: enqueue, then follow the run (unless ``--detach``); exit by status."""
+    url = _journal_url(options["journal"])
+    _require_dbos()
     from northstar.distributed.submit import submit_run, wait_for_run
 
-    url = _journal_url(options["journal"])
     run_id = submit_run(request, url, options["queue"])
     click.echo(f"run {run_id} queued on {options['queue']}", err=True)
     if options.get("detach"):
@@ -78,10 +90,12 @@ def run_queued(request: RunRequest, options: dict[str, Any]) -> None:
 def worker(**options: Any) -> None:
     """Serve a queue of distributed runs until SIGTERM or Ctrl-C."""
     from northstar.browser_settings import BrowserSettings
-    from northstar.distributed.worker import Worker, default_worker_name
 
     with expected_errors():
         url = _journal_url(options["journal"])
+        _require_dbos()
+        from northstar.distributed.worker import Worker, default_worker_name
+
         name = options["name"] or default_worker_name()
         serving = Worker(url, options["queue_name"], concurrency=options["concurrency"], name=name)
         ready = f"worker {name} serving {options['queue_name']} ({options['concurrency']} lanes)"
