@@ -17,6 +17,7 @@ summary; exit 1 if any trial lost or repeated a post.
 from __future__ import annotations
 
 import argparse
+import subprocess
 import sys
 import tempfile
 import time
@@ -52,6 +53,19 @@ def first_to_say(needle: str, among: list[Worker], timeout: float = 120) -> Work
     return None
 
 
+def diagnosis(url: str, run_id: str, workers: list[Worker]) -> str:
+    """What the journal and DBOS say about a run that did not end, for the trial's line."""
+    import psycopg
+
+    detail = readers.get_run(url, run_id)
+    with psycopg.connect(url) as conn:
+        flows = conn.execute(
+            "SELECT workflow_uuid, status, executor_id FROM dbos.workflow_status ORDER BY 1"
+        ).fetchall()
+    states = [(v.number, v.state, v.reason_code) for v in detail.iterations]
+    return f"iterations={states} workflows={flows} workers={[w.lines for w in workers]}"
+
+
 def trial(number: int, iterations: int, pg: PostgresServer, site: FixtureSite) -> dict[str, object]:
     site.reset()
     point, at = POINTS[number % len(POINTS)], 1 + number % iterations
@@ -72,8 +86,13 @@ def trial(number: int, iterations: int, pg: PostgresServer, site: FixtureSite) -
         paused = first_to_say(f"failpoint {point} {at}", workers)
         if paused is not None:
             paused.kill()
+            for other in workers:  # DBOS may queue the killed worker's iteration for another
+                other.release_failpoint()  # armed worker: let it pass the point, not freeze
             workers.append(Worker(url, "posts", paused.name, cwd=folder).ready(120))
-        northstar("watch", run_id, "--journal", url, "--every", "0.2", cwd=folder)
+        try:
+            northstar("watch", run_id, "--journal", url, "--every", "0.2", cwd=folder, timeout=240)
+        except subprocess.TimeoutExpired:
+            print(f"trial {number}: the run did not end; {diagnosis(url, run_id, workers)}")
         status = readers.get_run(url, run_id).summary.status
         steps = [status]
         if status == "blocked":
@@ -100,10 +119,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="scripts/kill_trials_distributed.py")
     parser.add_argument("--trials", type=int, default=20)
     parser.add_argument("--iterations", type=int, default=4)
+    parser.add_argument("--first", type=int, default=0, help="number of the first trial")
     args = parser.parse_args(argv)
     results = []
     with PostgresServer() as pg, FixtureSite() as site:
-        for number in range(args.trials):
+        for number in range(args.first, args.first + args.trials):
             began = time.monotonic()
             result = trial(number, args.iterations, pg, site)
             result["seconds"] = round(time.monotonic() - began, 1)
