@@ -43,10 +43,14 @@ _loop: asyncio.AbstractEventLoop | None = None
 
 
 def wants_early_driver(args: Sequence[str]) -> bool:
-    """True for ``[global flags] run ...`` unless it only asks for help or the version."""
+    """True for ``[global flags] run ...`` unless it only asks for help or the version.
+
+    ``run --queue`` only enqueues (workers run the iterations): it needs no driver.
+    """
     command = next((arg for arg in args if not arg.startswith("-")), None)
     asks_only = {"-h", "--help", "--version"} & set(args)
-    return command in EARLY_COMMANDS and not asks_only
+    queued = any(arg == "--queue" or arg.startswith("--queue=") for arg in args)
+    return command in EARLY_COMMANDS and not asks_only and not queued
 
 
 def _import_run_modules() -> None:

@@ -2,6 +2,8 @@
 # Set up Northstar on this machine: a virtualenv in .venv with Northstar and its dev tools,
 # and a Chromium to drive. Safe to run again; it only installs what is missing.
 #
+# Postgres (for the shared-journal tests): the distribution's `postgresql` where missing.
+#
 # Browser: $NORTHSTAR_BROWSER wins if set; otherwise a system Chromium already on PATH;
 # otherwise Debian/Ubuntu's `chromium` package (apt-get, as root or with sudo); otherwise
 # Playwright's own download (`playwright install chromium`), which needs internet access.
@@ -63,5 +65,18 @@ elif install_with_apt chromium-headless-shell && have_headless_shell; then
   log "headless shell: installed the distribution's chromium-headless-shell"
 else
   log "headless shell: not available; headless runs use the full browser (slower)"
+fi
+# Postgres: only for the tests and demos of a shared journal (a throwaway cluster made
+# with initdb/pg_ctl); the embedded journal is SQLite and needs nothing.
+have_postgres() {
+  command -v initdb >/dev/null && command -v pg_ctl >/dev/null && return
+  ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1
+}
+if have_postgres; then
+  log "postgres: found"
+elif install_with_apt postgresql && have_postgres; then
+  log "postgres: installed the distribution's postgresql"
+else
+  log "postgres: not available; the Postgres journal tests will be skipped"
 fi
 log "done: .venv/bin/northstar is ready"

@@ -46,6 +46,19 @@ def site(site_server: FixtureSite) -> FixtureSite:
 
 
 @pytest.fixture(scope="session")
+def postgres() -> Iterator[Any]:
+    """One throwaway Postgres cluster for the session; skipped where Postgres is not installed."""
+    from fixtures.postgres_server import PostgresServer, postgres_missing_reason
+
+    reason = postgres_missing_reason()
+    if reason is not None:
+        pytest.skip(reason)
+    pytest.importorskip("psycopg", reason="psycopg is not installed: pip install -e '.[dev]'")
+    with PostgresServer() as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
 async def host() -> AsyncIterator[Any]:
     """One real headless Chromium for the whole session (a fresh context per iteration)."""
     from browser_adapters import PlaywrightHost

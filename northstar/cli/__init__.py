@@ -43,6 +43,7 @@ _COMMANDS = {
     "review": "northstar.cli.review_commands:review",
     "import-codegen": "northstar.cli.authoring_commands:import_codegen_command",
     "codegen": "northstar.cli.authoring_commands:codegen",
+    "worker": "northstar.cli.distributed_commands:worker",
 }
 
 

@@ -9,7 +9,9 @@ from northstar.journal.paths import JOURNAL_ENV
 __all__ = ["journal_option", "remote_browser_options"]
 
 journal_option = click.option(
-    "--journal", envvar=JOURNAL_ENV, help="Journal file (.northstar/journal.db)."
+    "--journal",
+    envvar=JOURNAL_ENV,
+    help="Journal: a file (.northstar/journal.db) or a postgresql:// URL.",
 )
 
 remote_browser_options = [

@@ -14,7 +14,7 @@ import click
 from northstar import readers
 from northstar.cli._options import journal_option
 from northstar.cli._output import expected_errors
-from northstar.journal.paths import resolve_journal_path, run_artifacts_dir
+from northstar.journal.paths import resolve_journal, run_artifacts_dir
 from northstar.readers.artifacts import iteration_files
 from northstar.readers.changes import change_lines
 from northstar.readers.diagnoses import read_diagnoses, render_diagnoses
@@ -30,7 +30,7 @@ __all__ = ["ChangePrinter", "runs", "show", "watch"]
 def runs(journal: str | None, limit: int, as_json: bool) -> None:
     """List recent runs, newest first."""
     with expected_errors():
-        found = readers.list_runs(resolve_journal_path(journal), limit)
+        found = readers.list_runs(resolve_journal(journal), limit)
         if as_json:
             click.echo(json.dumps([r.to_dict() for r in found], indent=2, default=str))
         else:
@@ -44,7 +44,7 @@ def runs(journal: str | None, limit: int, as_json: bool) -> None:
 def show(run_id: str, journal: str | None, as_json: bool) -> None:
     """Show a run: iterations, steps, evidence, outputs and reasons."""
     with expected_errors():
-        path = resolve_journal_path(journal)
+        path = resolve_journal(journal)
         detail = readers.get_run(path, run_id)
         diagnoses = read_diagnoses(path, run_id)
         if as_json:
@@ -78,7 +78,7 @@ def watch(run_id: str, journal: str | None, every: float) -> None:
     with expected_errors():
         detail = asyncio.run(
             readers.follow_run(
-                resolve_journal_path(journal),
+                resolve_journal(journal),
                 run_id,
                 poll=lambda: asyncio.sleep(every),
                 on_change=ChangePrinter(click.echo),

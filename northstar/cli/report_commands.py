@@ -10,7 +10,7 @@ from northstar import readers
 from northstar.cli._options import journal_option
 from northstar.cli._output import expected_errors
 from northstar.errors import UsageInvalid
-from northstar.journal.paths import resolve_journal_path, run_artifacts_dir
+from northstar.journal.paths import resolve_journal, run_artifacts_dir
 from northstar.readers.report import render_report
 
 __all__ = ["report"]
@@ -27,7 +27,7 @@ __all__ = ["report"]
 def report(run_id: str, journal: str | None, out: str | None) -> None:
     """Write RUN_ID as one HTML file: verdicts, steps, evidence, screenshots, signals."""
     with expected_errors():
-        path = resolve_journal_path(journal)
+        path = resolve_journal(journal)
         detail = readers.get_run(path, run_id)
         artifacts = run_artifacts_dir(path, run_id)
         target = Path(out) if out else artifacts / "report.html"

@@ -14,7 +14,7 @@ import click
 
 from northstar.cli._options import journal_option
 from northstar.cli._output import expected_errors
-from northstar.journal.paths import resolve_journal_path
+from northstar.journal.paths import resolve_journal
 from northstar.readers.diagnoses import get_proposal, list_proposals, render_proposals
 
 __all__ = ["review"]
@@ -29,7 +29,7 @@ __all__ = ["review"]
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (listing and --show).")
 def review(journal: str | None, show_id: int | None, apply_id: int | None, as_json: bool) -> None:
     """List the recipe fixes agents proposed; show one, or apply it to its recipe file."""
-    path = resolve_journal_path(journal)
+    path = resolve_journal(journal)
     with expected_errors():
         if apply_id is not None:
             _apply(path, apply_id)

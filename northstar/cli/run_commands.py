@@ -28,7 +28,7 @@ from northstar.cli.lint_commands import print_warnings
 from northstar.cli.progress import Progress, ProgressHooks
 from northstar.cli.run_summary import print_summary
 from northstar.composition import load_compiled, run_recipe
-from northstar.errors import NorthstarError
+from northstar.errors import NorthstarError, UsageInvalid
 from northstar.logs import json_logging
 from northstar.programs import is_program, program_compiled, run_program
 from northstar.programs.running import refuse_unsupported
@@ -113,6 +113,8 @@ async def run_with_signals(
     help="Keep one browser context per lane across iterations (a signed-in session).",
 )
 @journal_option
+@click.option("--queue", default=None, help="Enqueue the iterations for `northstar worker`s.")
+@click.option("--detach", is_flag=True, help="With --queue: print the run id and return.")
 @click.option("--project", default="default", show_default=True, help="Project the run binds.")
 @browser_options
 @debug_options
@@ -126,6 +128,16 @@ def run(**options: Any) -> None:
         request = (
             build_request(options, load=program_compiled) if program else build_request(options)
         )
+        if options.get("queue"):  # many workers: the distributed front end takes it from here
+            if program:
+                raise UsageInvalid(
+                    "--queue runs recipes on workers; a program runs in this process",
+                    fix="Drop --queue, or queue a recipe.",
+                )
+            from northstar.cli.distributed_commands import run_queued
+
+            run_queued(request, options)
+            return
         settings = browser_settings(options)
 
         progress = make_progress(request.repeat.count, as_json=options["as_json"])

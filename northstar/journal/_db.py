@@ -1,7 +1,9 @@
-"""The journal's one SQLite connection, its durability settings, and its error boundary.
+"""The journal's one connection, its durability settings, and its error boundary.
 
-Every ``sqlite3`` error the writer meets is converted to a ``JournalError`` here, with
-``raise ... from exc``, so callers only ever see Northstar's error tree.
+The connection is SQLite's (the embedded default) or a ``PgConnection`` for a
+``postgresql://`` journal (``northstar.journal.postgres``, which adapts the same SQL).
+Every ``sqlite3`` or psycopg error the writer meets is converted to a ``JournalError``
+here, with ``raise ... from exc``, so callers only ever see Northstar's error tree.
 
 Durability: the connection runs in WAL mode with ``synchronous=NORMAL``. A commit is then
 written to the WAL file before ``commit`` returns but not fsynced, which survives any
@@ -9,7 +11,8 @@ crash of the worker process (the OS still holds the pages); only a power loss or
 crash can drop the last commits. That makes each per-step commit cheap. The one record
 that must survive even a power loss is "this submission is in flight", written before the
 click: ``durable()`` raises the connection to ``synchronous=FULL`` for that commit, so the
-WAL is fsynced before the browser is allowed to act.
+WAL is fsynced before the browser is allowed to act. Postgres keeps the same trade-off
+with ``synchronous_commit`` (see ``northstar.journal.postgres``).
 """
 
 from __future__ import annotations
@@ -21,12 +24,22 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from northstar.errors import JournalError
+from northstar.journal.paths import DEFAULT_JOURNAL_PATH, JournalTarget, is_postgres_url
+from northstar.journal.postgres import connect_postgres, pg_errors
 from northstar.journal.schema import migrate
 
-__all__ = ["BUSY_TIMEOUT_MS", "Clock", "JournalDb", "sqlite_errors", "utc_now", "worker_identity"]
+__all__ = [
+    "BUSY_TIMEOUT_MS",
+    "Clock",
+    "Connection",
+    "JournalDb",
+    "sqlite_errors",
+    "utc_now",
+    "worker_identity",
+]
 
 Clock = Callable[[], datetime]
 Params = tuple[Any, ...] | dict[str, Any]
@@ -39,22 +52,59 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
+class Connection(Protocol):
+    """What the journal calls on a connection: ``sqlite3.Connection`` or ``PgConnection``."""
+
+    def execute(self, sql: str, parameters: Any = ..., /) -> Any: ...
+
+    def executemany(self, sql: str, rows: Any, /) -> object: ...
+
+    @property
+    def in_transaction(self) -> bool: ...
+
+    def close(self) -> None: ...
+
+
 @contextmanager
 def sqlite_errors(action: str, **context: Any) -> Iterator[None]:
-    """Convert ``sqlite3`` errors to ``JournalError`` naming what we were doing."""
+    """Convert ``sqlite3`` (and psycopg) errors to ``JournalError`` naming what we were doing."""
     try:
         yield
-    except sqlite3.Error as exc:
-        raise JournalError(f"could not {action}: {exc}", **context) from exc
+    except Exception as exc:  # the driver's errors are told apart only on this rare path
+        if isinstance(exc, (sqlite3.Error, *pg_errors())):
+            raise JournalError(f"could not {action}: {exc}", **context) from exc
+        raise
 
 
 class JournalDb:
-    """A writer connection in autocommit mode; multi-statement writes use ``transaction``."""
+    """A writer connection in autocommit mode; multi-statement writes use ``transaction``.
 
-    def __init__(self, conn: sqlite3.Connection, path: Path, now: Clock) -> None:
+    ``path`` is the SQLite file, or for a Postgres journal the local anchor of its runs'
+    files (``.northstar/journal.db``: they go to ``.northstar/runs/``); ``location`` is
+    what to show a person (the path, or the URL without its password).
+    """
+
+    def __init__(self, conn: Connection, path: Path, now: Clock, location: str = "") -> None:
         self.conn = conn
         self.path = path
+        self.location = location or str(path)
+        self.postgres = not isinstance(conn, sqlite3.Connection)
         self._now = now
+        self._durable = False
+
+    @classmethod
+    def open(cls, target: JournalTarget, now: Clock) -> JournalDb:
+        """An SQLite file (``connect``) or, for a ``postgresql://`` URL, a Postgres database."""
+        if not is_postgres_url(target):
+            return cls.connect(Path(target), now)
+        conn = connect_postgres(str(target))
+        try:
+            with sqlite_errors("prepare the journal", path=conn.url):
+                migrate(conn, path=conn.url)
+        except BaseException:
+            conn.close()
+            raise
+        return cls(conn, DEFAULT_JOURNAL_PATH, now, conn.url)
 
     @classmethod
     def connect(cls, path: Path, now: Clock) -> JournalDb:
@@ -92,7 +142,7 @@ class JournalDb:
         """The current time as ISO 8601 text, from the injected clock."""
         return self._now().isoformat()
 
-    def execute(self, action: str, sql: str, params: Params = ()) -> sqlite3.Cursor:
+    def execute(self, action: str, sql: str, params: Params = ()) -> Any:
         """One statement, committed when it returns (autocommit) unless in a transaction."""
         with sqlite_errors(action):
             return self.conn.execute(sql, params)
@@ -110,8 +160,10 @@ class JournalDb:
         at the start instead of failing halfway through.
         """
         with sqlite_errors(action, **context):
-            self.conn.execute("BEGIN IMMEDIATE")
+            self.conn.execute("BEGIN" if self.postgres else "BEGIN IMMEDIATE")
             try:
+                if self.postgres and self._durable:
+                    self.conn.execute("SET LOCAL synchronous_commit = on")
                 yield
             except BaseException:
                 if self.conn.in_transaction:  # SQLite may have rolled back already
@@ -122,6 +174,13 @@ class JournalDb:
     @contextmanager
     def durable(self) -> Iterator[None]:
         """Commits inside are fsynced (``synchronous=FULL``): they survive a power loss."""
+        if self.postgres:  # the transactions inside commit with synchronous_commit = on
+            self._durable = True
+            try:
+                yield
+            finally:
+                self._durable = False
+            return
         with sqlite_errors("make the journal durable"):
             self.conn.execute("PRAGMA synchronous = FULL")
         try:

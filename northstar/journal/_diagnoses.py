@@ -53,8 +53,8 @@ def insert_baseline(
     iteration, step_id, tab = where
     db.execute(
         "record a step baseline",
-        "INSERT OR IGNORE INTO step_baselines (run_id, step_id, iteration, tab, "
-        "observation_json, at) VALUES (?, ?, ?, ?, ?, ?)",
+        "INSERT INTO step_baselines (run_id, step_id, iteration, tab, "
+        "observation_json, at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
         (run_id, step_id, iteration, tab, _json(observation, secrets), db.stamp()),
     )
 
@@ -113,7 +113,7 @@ def insert_proposal(db: JournalDb, proposal: FixProposal, added: int, removed: i
     cursor = db.execute(
         "record a fix proposal",
         "INSERT INTO fix_proposals (run_id, recipe_path, base_sha256, diff, proposed_text, "
-        "lines_added, lines_removed, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        "lines_added, lines_removed, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
         (
             proposal.run_id,
             proposal.recipe_path,
@@ -125,8 +125,8 @@ def insert_proposal(db: JournalDb, proposal: FixProposal, added: int, removed: i
             db.stamp(),
         ),
     )
-    assert cursor.lastrowid is not None
-    return cursor.lastrowid
+    rows = cursor.fetchall()  # to the end: SQLite commits the insert when the statement ends
+    return int(rows[0][0])
 
 
 def proposal(db: JournalDb, proposal_id: int) -> FixProposal | None:

@@ -54,11 +54,11 @@ def ensure_step(
 ) -> None:
     """The step's row, once; without a known ``seq`` it goes after the steps recorded so far."""
     db.conn.execute(
-        "INSERT OR IGNORE INTO steps (run_id, iteration, step_id, tab, kind, seq, retry_json) "
-        "VALUES (?1, ?2, ?3, ?4, ?5, COALESCE(?6, "
-        "(SELECT COALESCE(MAX(seq), -1) + 1 FROM steps WHERE run_id = ?1 AND iteration = ?2)), "
-        "?7)",
-        (run_id, iteration, step_id, tab, kind, seq, retry_json),
+        "INSERT INTO steps (run_id, iteration, step_id, tab, kind, seq, retry_json) "
+        "VALUES (?, ?, ?, ?, ?, COALESCE(?, "
+        "(SELECT COALESCE(MAX(seq), -1) + 1 FROM steps WHERE run_id = ? AND iteration = ?)), "
+        "?) ON CONFLICT DO NOTHING",
+        (run_id, iteration, step_id, tab, kind, seq, run_id, iteration, retry_json),
     )
 
 

@@ -3,7 +3,9 @@
 Records N ``step_started``/``step_finished`` pairs (``synchronous=NORMAL``, one commit
 each) into a fresh journal and prints the median and p95 per step, then times the
 submission in-flight record, which is fsynced (``synchronous=FULL``). ``--dir`` puts the
-journal on the file system to measure (fsync cost depends on it entirely).
+journal on the file system to measure (fsync cost depends on it entirely). ``--journal
+postgresql://...`` measures a Postgres journal instead (ordinary commits with
+``synchronous_commit = off``, the in-flight record with ``on``); use an empty database.
 """
 
 from __future__ import annotations
@@ -104,29 +106,37 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=2000, help="step records (default 2000)")
     parser.add_argument("--in-flight", type=int, default=200, help="in-flight records")
     parser.add_argument("--dir", default=None, help="folder for the temporary journal")
+    parser.add_argument("--journal", default=None, help="a postgresql:// URL to measure instead")
     args = parser.parse_args(argv)
+    if args.journal:
+        _measure(args.journal, "Postgres", args.steps, args.in_flight)
+        return 0
     with tempfile.TemporaryDirectory(dir=args.dir) as folder:
         path = Path(folder) / "journal.db"
-        with Journal.open(path) as journal:
-            run_id, _ = journal.create_run(
-                recipe_path="<bench>",
-                recipe_name="journal-bench",
-                definition_hash="0" * 64,
-                project="bench",
-                profile="bench",
-                params_fingerprint="0" * 64,
-                total_iterations=args.steps,
-                options={},
-            )
-            started, finished = time_steps(journal, run_id, args.steps)
-            in_flight = time_in_flight(journal, run_id, args.in_flight, first=args.steps + 10)
-        print(f"journal {path} (SQLite {sqlite3.sqlite_version}, WAL)")
-        pairs = [a + b for a, b in zip(started, finished, strict=True)]
-        print(_line(f"step record, started+finished (NORMAL), n={len(pairs)}", pairs))
-        print(_line("  step_started alone", started))
-        print(_line("  step_finished alone", finished))
-        print(_line(f"submission in flight (synchronous=FULL), n={len(in_flight)}", in_flight))
+        _measure(str(path), f"SQLite {sqlite3.sqlite_version}, WAL", args.steps, args.in_flight)
     return 0
+
+
+def _measure(target: str, kind: str, steps: int, in_flight_count: int) -> None:
+    with Journal.open(target) as journal:
+        run_id, _ = journal.create_run(
+            recipe_path="<bench>",
+            recipe_name="journal-bench",
+            definition_hash="0" * 64,
+            project="bench",
+            profile="bench",
+            params_fingerprint="0" * 64,
+            total_iterations=steps,
+            options={},
+        )
+        started, finished = time_steps(journal, run_id, steps)
+        in_flight = time_in_flight(journal, run_id, in_flight_count, first=steps + 10)
+        print(f"journal {journal.location} ({kind})")
+    pairs = [a + b for a, b in zip(started, finished, strict=True)]
+    print(_line(f"step record, started+finished (NORMAL), n={len(pairs)}", pairs))
+    print(_line("  step_started alone", started))
+    print(_line("  step_finished alone", finished))
+    print(_line(f"submission in flight (synchronous=FULL), n={len(in_flight)}", in_flight))
 
 
 if __name__ == "__main__":

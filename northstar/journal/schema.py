@@ -1,10 +1,12 @@
 """The journal's tables, their vocabulary, and the migrations that build them.
 
-The schema is versioned with ``PRAGMA user_version``: migration ``i`` of ``MIGRATIONS``
-takes a journal from version ``i`` to ``i + 1``. Opening an older journal applies the
-missing migrations in order, each in its own ``BEGIN IMMEDIATE`` transaction, so two
-processes opening the same file at once cannot both apply one. A journal written by a
-newer Northstar is refused rather than guessed at.
+The schema is versioned with ``PRAGMA user_version`` (on Postgres: the ``version`` of the
+table ``northstar_journal``): migration ``i`` of ``MIGRATIONS`` takes a journal from
+version ``i`` to ``i + 1``. Opening an older journal applies the missing migrations in
+order, each in its own transaction (``BEGIN IMMEDIATE``; on Postgres an advisory lock), so
+two processes opening the same journal at once cannot both apply one. A journal written by
+a newer Northstar is refused rather than guessed at. One list of migrations serves both
+databases: ``northstar.journal.postgres`` adapts the DDL.
 
 To change the schema, append a migration; never edit one that has shipped.
 """
@@ -12,10 +14,20 @@ To change the schema, append a migration; never edit one that has shipped.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from enum import StrEnum
+from typing import Any
 
 from northstar.errors import JournalError
+from northstar.journal.postgres import (
+    PgConnection,
+    pg_is_northstar,
+    pg_lock_for_migration,
+    pg_set_version,
+    pg_unlock_after_migration,
+    pg_version,
+)
 
 __all__ = [
     "APPLICATION_ID",
@@ -29,7 +41,9 @@ __all__ = [
     "schema_version",
 ]
 
-Migration = Callable[[sqlite3.Connection], None]
+# Takes an ``sqlite3.Connection`` or a ``PgConnection``: both have ``execute(sql, params)``.
+Migration = Callable[[Any], None]
+Conn = sqlite3.Connection | PgConnection
 
 # "NSTR": marks the SQLite file as a Northstar journal, so a stranger's database is not migrated.
 APPLICATION_ID = 0x4E535452
@@ -174,7 +188,7 @@ _V1 = (
 def _statements(*sql: str) -> Migration:
     """A migration made of plain SQL statements, run one by one inside its transaction."""
 
-    def apply(conn: sqlite3.Connection) -> None:
+    def apply(conn: Conn) -> None:
         for statement in sql:
             conn.execute(statement)
 
@@ -244,37 +258,62 @@ MIGRATIONS: tuple[Migration, ...] = (
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
-def schema_version(conn: sqlite3.Connection) -> int:
-    """The journal's ``user_version`` (0 for a file no migration has touched)."""
+def schema_version(conn: Conn) -> int:
+    """The journal's version (0 for a database no migration has touched)."""
+    if isinstance(conn, PgConnection):
+        return pg_version(conn)
     row = conn.execute("PRAGMA user_version").fetchone()
     return int(row[0])
 
 
-def migrate(
-    conn: sqlite3.Connection, *, path: str = "", migrations: Sequence[Migration] = MIGRATIONS
-) -> int:
+def migrate(conn: Conn, *, path: str = "", migrations: Sequence[Migration] = MIGRATIONS) -> int:
     """Apply the migrations ``conn``'s journal lacks; return the version it ends at.
 
     ``conn`` must be in autocommit mode (``isolation_level=None``): each migration
     commits on its own, so a failure leaves the journal at the last good version.
     """
     target = len(migrations)
-    while (version := _check_version(conn, path, target)) < target:
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            # Re-read inside the write lock: another process may have migrated meanwhile.
-            if schema_version(conn) == version:
-                migrations[version](conn)
-                conn.execute(f"PRAGMA user_version = {version + 1}")
-            conn.execute("COMMIT")
-        except BaseException:
-            if conn.in_transaction:  # SQLite may have rolled back already
-                conn.execute("ROLLBACK")
-            raise
+    with _migration_lock(conn):  # Postgres: the check too, so it never sees half a migration
+        while (version := _check_version(conn, path, target)) < target:
+            _apply(conn, version, migrations[version])
     return target
 
 
-def _check_version(conn: sqlite3.Connection, path: str, target: int) -> int:
+def _apply(conn: Conn, version: int, migration: Migration) -> None:
+    conn.execute("BEGIN" if isinstance(conn, PgConnection) else "BEGIN IMMEDIATE")
+    try:
+        # Re-read inside the write lock: another process may have migrated meanwhile.
+        if schema_version(conn) == version:
+            migration(conn)
+            _set_version(conn, version + 1)
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:  # SQLite may have rolled back already
+            conn.execute("ROLLBACK")
+        raise
+
+
+@contextmanager
+def _migration_lock(conn: Conn) -> Iterator[None]:
+    """Postgres: a session lock taken before BEGIN, so the transaction sees the winner's tables."""
+    if not isinstance(conn, PgConnection):
+        yield  # BEGIN IMMEDIATE is SQLite's lock
+        return
+    pg_lock_for_migration(conn, APPLICATION_ID)
+    try:
+        yield
+    finally:
+        pg_unlock_after_migration(conn, APPLICATION_ID)
+
+
+def _set_version(conn: Conn, version: int) -> None:
+    if isinstance(conn, PgConnection):
+        pg_set_version(conn, version, APPLICATION_ID)
+    else:
+        conn.execute(f"PRAGMA user_version = {version}")
+
+
+def _check_version(conn: Conn, path: str, target: int) -> int:
     version = schema_version(conn)
     if version > target:
         raise JournalError(
@@ -285,15 +324,17 @@ def _check_version(conn: sqlite3.Connection, path: str, target: int) -> int:
         )
     if not _is_northstar_file(conn, version):
         raise JournalError(
-            f"{path or 'the file'} is an SQLite database but not a Northstar journal",
+            f"{path or 'the file'} is a database but not a Northstar journal",
             path=path or None,
             fix="Point --journal / NORTHSTAR_JOURNAL at a new file or an existing journal.",
         )
     return version
 
 
-def _is_northstar_file(conn: sqlite3.Connection, version: int) -> bool:
+def _is_northstar_file(conn: Conn, version: int) -> bool:
     """A journal carries our application id; an untouched file has no tables yet."""
+    if isinstance(conn, PgConnection):
+        return pg_is_northstar(conn, version, APPLICATION_ID)
     if version > 0:
         return int(conn.execute("PRAGMA application_id").fetchone()[0]) == APPLICATION_ID
     return int(conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]) == 0

@@ -8,6 +8,9 @@ What is never stored: secret parameter values and the run's credential. Callers 
 ``params_fingerprint`` in which secret values are already hashed (``Plan.params_fingerprint``
 is one) and the journal stores it as given; ``options`` must not carry secret values either.
 The credential is returned once by ``create_run``; only its sha256 is kept.
+
+The same class writes an SQLite file or a Postgres database (``Journal.open`` with a
+``postgresql://`` URL): the SQL is shared, ``northstar.journal.postgres`` adapts it.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import hmac
 import json
 import os
 import secrets
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -28,7 +31,7 @@ from northstar.errors import CredentialsInvalid, JournalError, OutputSaveFailed,
 from northstar.journal import _diagnoses, _steps
 from northstar.journal._db import Clock, JournalDb, sqlite_errors, utc_now, worker_identity
 from northstar.journal._diagnoses import FixProposal
-from northstar.journal.paths import resolve_journal_path
+from northstar.journal.paths import resolve_journal
 from northstar.journal.recorder import JournalRecorder
 from northstar.journal.schema import RunStatus, SubmissionState
 from northstar.redaction import redact
@@ -107,12 +110,18 @@ class Journal:
 
     @classmethod
     def open(cls, path: str | os.PathLike[str] | None = None, *, now: Clock = utc_now) -> Journal:
-        """Open or create the journal (see ``resolve_journal_path``) and migrate it."""
-        return cls(JournalDb.connect(resolve_journal_path(path), now))
+        """Open or create the journal (a file, or a ``postgresql://`` URL) and migrate it."""
+        return cls(JournalDb.open(resolve_journal(path), now))
 
     @property
     def path(self) -> Path:
+        """The SQLite file; for a Postgres journal, the local anchor of its runs' files."""
         return self._db.path
+
+    @property
+    def location(self) -> str:
+        """Where the journal is, to show a person: its path, or its URL without the password."""
+        return self._db.location
 
     def close(self) -> None:
         self._db.close()
@@ -193,6 +202,32 @@ class Journal:
             (final.value, ended, run_id),
         )
         _require(cursor.rowcount, run_id)
+
+    def finish_run_when(
+        self, run_id: str, decide: Callable[[list[IterationState]], RunStatus | None]
+    ) -> RunStatus | None:
+        """Set the status ``decide`` returns from the iterations' states, if the run still runs.
+
+        For lanes on several workers: the run's row is locked first, so the last lane to
+        settle an iteration sees every other lane's verdict and no two lanes decide at once.
+        """
+        with self._db.transaction("finish the run", run_id=run_id):
+            locked = self._db.conn.execute(
+                "UPDATE runs SET heartbeat_at = ? WHERE run_id = ? AND status = 'running'",
+                (self._db.stamp(), run_id),
+            ).rowcount
+            if locked == 0:
+                return None
+            rows = self._db.conn.execute(
+                "SELECT state FROM iterations WHERE run_id = ?", (run_id,)
+            ).fetchall()
+            final = decide([IterationState(state) for (state,) in rows])
+            if final is not None:
+                self._db.conn.execute(
+                    "UPDATE runs SET status = ?, ended_at = ? WHERE run_id = ?",
+                    (final.value, self._db.stamp(), run_id),
+                )
+            return final
 
     def event(self, run_id: str, name: str, **payload: Any) -> None:
         """Append to the run's event log; ``payload`` must not carry secret values."""

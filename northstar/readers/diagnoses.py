@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from northstar.errors import RunNotFound, UsageInvalid
-from northstar.readers.queries import _open_readonly
+from northstar.readers.queries import _open_readonly, shown_journal
 
 __all__ = [
     "DiagnosisView",
@@ -71,7 +71,9 @@ def read_diagnoses(path: str | os.PathLike[str], run_id: str) -> tuple[Diagnosis
     """The run's diagnoses, oldest first; ``RunNotFound`` if the journal has no such run."""
     with _open_readonly(path) as conn:
         if conn.execute("SELECT 1 FROM runs WHERE run_id = ?", (run_id,)).fetchone() is None:
-            raise RunNotFound(f"no run {run_id!r} in the journal at {path}", run_id=run_id)
+            raise RunNotFound(
+                f"no run {run_id!r} in the journal at {shown_journal(path)}", run_id=run_id
+            )
         rows = conn.execute(
             "SELECT at, diagnosis_json FROM diagnoses WHERE run_id = ? ORDER BY id", (run_id,)
         ).fetchall()
@@ -118,7 +120,7 @@ def get_proposal(path: str | os.PathLike[str], proposal_id: int) -> ProposalView
         ).fetchone()
     if row is None:
         raise UsageInvalid(
-            f"no fix proposal {proposal_id} in the journal at {path}",
+            f"no fix proposal {proposal_id} in the journal at {shown_journal(path)}",
             fix="List the proposals with `northstar review`.",
         )
     return ProposalView(*row)

@@ -1,9 +1,9 @@
 """The read-only queries behind ``northstar runs``, ``show`` and ``watch``.
 
-This module opens the journal with ``mode=ro`` and ``query_only``, inside one read
-transaction, and folds its rows into the views. It knows the journal's tables by their SQL
-alone; ``READ_SCHEMA_VERSION`` says which schema it understands, and a test keeps it equal
-to the writer's ``SCHEMA_VERSION``.
+This module opens the journal with ``mode=ro`` and ``query_only`` (a Postgres journal: a
+``READ ONLY`` session), inside one read transaction, and folds its rows into the views. It
+knows the journal's tables by their SQL alone; ``READ_SCHEMA_VERSION`` says which schema it
+understands, and a test keeps it equal to the writer's ``SCHEMA_VERSION``.
 """
 
 from __future__ import annotations
@@ -19,6 +19,13 @@ from typing import Any
 from urllib.parse import quote
 
 from northstar.errors import JournalError, RunNotFound, UsageInvalid
+from northstar.journal.paths import is_postgres_url, redact_url
+from northstar.journal.postgres import (
+    META_TABLE,
+    PgConnection,
+    connect_postgres,
+    pg_error_boundary,
+)
 from northstar.readers.liveness import (
     INTERRUPTED,
     Liveness,
@@ -29,7 +36,7 @@ from northstar.readers.liveness import (
 )
 from northstar.readers.views import IterationView, RunDetail, RunEvent, RunSummary, StepView
 
-__all__ = ["READ_SCHEMA_VERSION", "get_run", "list_runs"]
+__all__ = ["READ_SCHEMA_VERSION", "get_run", "list_runs", "shown_journal"]
 
 READ_SCHEMA_VERSION = 4
 _APPLICATION_ID = 0x4E535452  # "NSTR", set by the writer's first migration
@@ -41,9 +48,18 @@ _STEP_STATUS = {"started": "running"}  # other events name the status they lead 
 # Opening the journal read-only.
 
 
+def shown_journal(path: str | os.PathLike[str]) -> str:
+    """The journal as a message may show it: a URL loses its password."""
+    return redact_url(str(path)) if is_postgres_url(path) else str(path)
+
+
 @contextmanager
-def _open_readonly(path: str | os.PathLike[str]) -> Iterator[sqlite3.Connection]:
+def _open_readonly(path: str | os.PathLike[str]) -> Iterator[Any]:
     """A read-only connection inside one read transaction (a consistent snapshot)."""
+    if is_postgres_url(path):
+        with _open_postgres(str(path)) as pg:
+            yield pg
+        return
     file = Path(path).expanduser()
     if not file.is_file():
         raise JournalError(
@@ -67,6 +83,27 @@ def _open_readonly(path: str | os.PathLike[str]) -> Iterator[sqlite3.Connection]
 
 
 @contextmanager
+def _open_postgres(url: str) -> Iterator[PgConnection]:
+    """A read-only session in one ``REPEATABLE READ`` transaction: one snapshot, like SQLite's."""
+    conn = connect_postgres(url, read_only=True)
+    try:
+        with pg_error_boundary("read the journal", conn.url):
+            conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            _check_version(_pg_version(conn), True, conn.url)
+            yield conn
+    finally:
+        conn.close()
+
+
+def _pg_version(conn: PgConnection) -> int:
+    found: Any = conn.execute("SELECT to_regclass(?)", (META_TABLE,)).fetchone()
+    if found[0] is None:
+        return 0
+    row = conn.execute(f"SELECT version, application_id FROM {META_TABLE}").fetchone()
+    return 0 if row is None or int(row[1]) != _APPLICATION_ID else int(row[0])
+
+
+@contextmanager
 def _sqlite_errors(file: Path) -> Iterator[None]:
     try:
         yield
@@ -77,7 +114,11 @@ def _sqlite_errors(file: Path) -> Iterator[None]:
 def _check_schema(conn: sqlite3.Connection, file: Path) -> None:
     version = int(conn.execute("PRAGMA user_version").fetchone()[0])
     app_id = int(conn.execute("PRAGMA application_id").fetchone()[0])
-    if version == 0 or app_id != _APPLICATION_ID:
+    _check_version(version, app_id == _APPLICATION_ID, str(file))
+
+
+def _check_version(version: int, ours: bool, file: str) -> None:
+    if version == 0 or not ours:
         raise JournalError(
             f"{file} is not a Northstar journal (or is still empty)",
             path=str(file),
@@ -128,7 +169,9 @@ def get_run(
             (run_id,),
         ).fetchone()
         if row is None:
-            raise RunNotFound(f"no run {run_id!r} in the journal at {path}", run_id=run_id)
+            raise RunNotFound(
+                f"no run {run_id!r} in the journal at {shown_journal(path)}", run_id=run_id
+            )
         summary = _summary(row[:14], is_alive)
         iterations = _iterations(conn, run_id, summary.effective_status)
         events = _events(conn, run_id)
@@ -156,9 +199,7 @@ def _summary(row: Sequence[Any], is_alive: Liveness) -> RunSummary:
     )
 
 
-def _iterations(
-    conn: sqlite3.Connection, run_id: str, run_status: str
-) -> tuple[IterationView, ...]:
+def _iterations(conn: Any, run_id: str, run_status: str) -> tuple[IterationView, ...]:
     steps = _steps(conn, run_id)
     outputs: dict[int, dict[str, str]] = {}
     for number, name, value in conn.execute(
@@ -202,7 +243,7 @@ def _iteration(
     )
 
 
-def _steps(conn: sqlite3.Connection, run_id: str) -> dict[int, list[StepView]]:
+def _steps(conn: Any, run_id: str) -> dict[int, list[StepView]]:
     """Each iteration's steps in order, folded from their transitions."""
     events: dict[tuple[int, str], list[tuple[Any, ...]]] = {}
     for row in conn.execute(
@@ -254,7 +295,7 @@ def _settle(step: StepView, iteration_state: str) -> StepView:
     return step
 
 
-def _events(conn: sqlite3.Connection, run_id: str) -> tuple[RunEvent, ...]:
+def _events(conn: Any, run_id: str) -> tuple[RunEvent, ...]:
     rows = conn.execute(
         "SELECT at, name, payload_json FROM events WHERE run_id = ? ORDER BY id", (run_id,)
     ).fetchall()

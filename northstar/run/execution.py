@@ -55,6 +55,7 @@ __all__ = [
     "merge_summaries",
     "open_run",
     "rows_fingerprint",
+    "run_one_iteration",
     "run_status",
 ]
 
@@ -452,3 +453,22 @@ async def continue_run(
     structlog.contextvars.unbind_contextvars("run_id", "iteration", "lane")
     error = min(errors, key=lambda e: e.context.get("iteration") or 0) if errors else None
     return RunOutcome(run_id, credential, status, summary, results, error, run.artifacts)
+
+
+async def run_one_iteration(
+    request: RunRequest,
+    run_id: str,
+    number: int,
+    *,
+    host: BrowserHost,
+    journal: Journal,
+    lane: int = 1,
+    stop: StopSignal | None = None,
+) -> IterationResult:
+    """One iteration of a recorded run, checked and journaled as a lane does it.
+
+    For a front end that deals iterations itself (a distributed worker): the binding
+    check, the journal records, the outputs and the verdict are those of ``continue_run``.
+    """
+    run = _RunContext(request, host, journal, stop or StopSignal(), lambda result: None, run_id)
+    return await run.iteration(number, lane=lane)

@@ -21,6 +21,7 @@ FRONT_ENDS = {
     "mcp",
     "programs",
     "agent",
+    "distributed",
     "composition",
     "bench",
     "__main__",
@@ -124,8 +125,8 @@ def test_the_sdk_reaches_nothing_but_the_host() -> None:
 
 def test_the_api_is_a_front_end_beside_the_cli() -> None:
     layers = contracts()["layers"]["layers"]
-    assert "cases | mcp | programs | api" in layers
-    assert layers.index("cases | mcp | programs | api") < layers.index("composition")
+    assert "cases | mcp | programs | api | distributed" in layers
+    assert layers.index("cases | mcp | programs | api | distributed") < layers.index("composition")
 
 
 def test_nothing_imports_the_run_engine_through_the_northstar_run_attribute() -> None:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import sqlite3
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -35,8 +37,8 @@ def test_a_fresh_journal_gets_every_table_at_the_current_version(journal_path: P
     assert user_version(journal_path) == SCHEMA_VERSION
 
 
-def test_the_journal_is_in_wal_mode_with_normal_sync(journal: Journal) -> None:
-    conn = journal._db.conn
+def test_the_journal_is_in_wal_mode_with_normal_sync(sqlite_journal: Journal) -> None:
+    conn = sqlite_journal._db.conn
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert conn.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL
     assert conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
@@ -186,3 +188,64 @@ def test_a_v3_journal_opens_gains_the_diagnosis_tables_and_keeps_its_runs(tmp_pa
     assert readers.get_run(path, "r-1").summary.status == "failed"
     assert read_diagnoses(path, "r-1") == ()
     assert list_proposals(path) == []
+
+
+# The same migrations on Postgres (northstar.journal.postgres adapts the DDL).
+
+
+def pg_tables(url: str) -> set[str]:
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        rows = conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")
+        return {name for (name,) in rows}
+
+
+def test_a_fresh_postgres_journal_gets_every_table_at_the_current_version(postgres: Any) -> None:
+    url = postgres.create_database("schema_fresh")
+    with Journal.open(url) as journal:
+        assert schema_version(journal._db.conn) == SCHEMA_VERSION
+        run_id, _ = create_run(journal)
+    assert pg_tables(url) == TABLES | {"northstar_journal"}
+    with Journal.open(url) as again:  # reopening migrates nothing and keeps the data
+        assert again.run_record(run_id).status == "running"
+
+
+def test_postgres_workers_opening_at_once_migrate_once(postgres: Any) -> None:
+    url = postgres.create_database("schema_race")
+    with ThreadPoolExecutor(4) as pool:
+        opened = list(pool.map(lambda _: Journal.open(url), range(4)))
+    for journal in opened:
+        journal.close()
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        assert conn.execute("SELECT version FROM northstar_journal").fetchall() == [
+            (SCHEMA_VERSION,)
+        ]
+
+
+def test_a_foreign_or_newer_postgres_database_is_refused(postgres: Any) -> None:
+    import psycopg
+
+    foreign = postgres.create_database("schema_foreign")
+    with psycopg.connect(foreign, autocommit=True) as conn:
+        conn.execute("CREATE TABLE accounts (x int)")
+    with pytest.raises(JournalError, match="not a Northstar journal"):
+        Journal.open(foreign)
+    newer = postgres.create_database("schema_newer")
+    Journal.open(newer).close()
+    with psycopg.connect(newer, autocommit=True) as conn:
+        conn.execute(f"UPDATE northstar_journal SET version = {SCHEMA_VERSION + 1}")
+    with pytest.raises(JournalError, match="schema version"):
+        Journal.open(newer)
+
+
+def test_a_postgres_journal_that_cannot_be_reached_names_it_without_the_password(
+    postgres: Any,
+) -> None:
+    url = f"postgresql://postgres:s3cret-pw@127.0.0.1:{postgres.port}/no_such_db"
+    with pytest.raises(JournalError) as caught:
+        Journal.open(url)
+    assert "s3cret-pw" not in str(caught.value) + repr(caught.value.context)
+    assert "postgres:***@127.0.0.1" in str(caught.value)

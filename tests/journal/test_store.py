@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 
 import pytest
 
 from northstar.errors import CredentialsInvalid, JournalError, OutputSaveFailed, RunNotFound
 from northstar.journal import Journal, RunStatus
+from northstar.journal.paths import JournalTarget
 from northstar.recipe.model import Param
 from northstar.recipe.params import params_fingerprint
 from northstar.results import Evidence, IterationResult, IterationState, StepResult, StepStatus
@@ -237,12 +237,12 @@ def test_events(journal: Journal) -> None:
 
 
 def test_a_write_is_visible_to_another_connection_when_the_method_returns(
-    journal: Journal, journal_path: Path
+    journal: Journal, journal_target: JournalTarget
 ) -> None:
     run_id, _ = create_run(journal)
     journal.start_iteration(run_id, 1, params_fingerprint="p")
-    with sqlite3.connect(journal_path) as other:
-        assert other.execute("SELECT state FROM iterations").fetchall() == [("running",)]
+    with Journal.open(journal_target) as other:
+        assert rows(other, "SELECT state FROM iterations") == [("running",)]
 
 
 def test_one_iterations_state_is_read_by_its_key(journal: Journal) -> None:

@@ -1,0 +1,140 @@
+"""Kill trials of distributed runs: SIGKILL a worker mid-iteration, recover, count the posts.
+
+    .venv/bin/python scripts/kill_trials_distributed.py [--trials 20] [--iterations 4]
+
+Each trial starts a throwaway Postgres database, the fixture site and two
+``northstar worker`` processes (2 lanes each), both armed with one failpoint
+(``before_in_flight``, ``after_in_flight`` or ``after_dispatch``, in turn, at a
+rotating iteration). It queues a run of ``recipes/publish-post.yaml`` (with ``settle: 0``,
+so reconcile decides at once), SIGKILLs the worker
+that pauses at the failpoint, restarts it under the same name (DBOS recovers its
+workflows; the journal decides whether to run them again or call them unknown), waits for
+the run to end, reconciles and resumes it when it is blocked or unfinished, and counts what
+the site received: every title must be there exactly once. One line per trial, then a
+summary; exit 1 if any trial lost or repeated a post.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from fixtures.postgres_server import PostgresServer
+from fixtures.site_server import FixtureSite
+from fixtures.worker_processes import Worker, northstar, write_rows
+from northstar import readers
+from northstar.run.failpoints import POINTS
+
+RECIPE = Path(__file__).resolve().parent.parent / "recipes" / "publish-post.yaml"
+
+
+def recipe_without_settling(folder: Path) -> str:
+    """publish-post with ``settle: 0``: reconcile may call a post absent at once."""
+    text = RECIPE.read_text(encoding="utf-8")
+    text = text.replace("    effect: submit\n", "    effect: submit\n    settle: 0\n", 1)
+    path = folder / "publish-post.yaml"
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+def first_to_say(needle: str, among: list[Worker], timeout: float = 120) -> Worker | None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for worker in among:
+            if worker.wait_for(needle, timeout=0.2):
+                return worker
+    return None
+
+
+def diagnosis(url: str, run_id: str, workers: list[Worker]) -> str:
+    """What the journal and DBOS say about a run that did not end, for the trial's line."""
+    import psycopg
+
+    detail = readers.get_run(url, run_id)
+    with psycopg.connect(url) as conn:
+        flows = conn.execute(
+            "SELECT workflow_uuid, status, executor_id FROM dbos.workflow_status ORDER BY 1"
+        ).fetchall()
+    states = [(v.number, v.state, v.reason_code) for v in detail.iterations]
+    return f"iterations={states} workflows={flows} workers={[w.lines for w in workers]}"
+
+
+def trial(number: int, iterations: int, pg: PostgresServer, site: FixtureSite) -> dict[str, object]:
+    site.reset()
+    point, at = POINTS[number % len(POINTS)], 1 + number % iterations
+    url = pg.create_database(f"trial_{number}")
+    folder = Path(tempfile.mkdtemp(prefix="northstar-kill-"))
+    titles = [f"Trial {number} post {n}" for n in range(1, iterations + 1)]
+    rows = write_rows(folder / "rows.jsonl", titles)
+    recipe = recipe_without_settling(folder)
+    armed = {"NORTHSTAR_FAILPOINT": f"{point}@{at}"}
+    workers = [Worker(url, "posts", f"t{number}w{n}", cwd=folder, env=armed) for n in (1, 2)]
+    try:
+        for worker in workers:
+            worker.ready(120)
+        same = ("--params-file", str(rows), "--journal", url)
+        queued = northstar("run", recipe, "--base-url", site.base_url, *same, "--queue", "posts",
+                           "--detach", cwd=folder)  # fmt: skip
+        run_id = queued.stdout.strip()
+        paused = first_to_say(f"failpoint {point} {at}", workers)
+        if paused is not None:
+            paused.kill()
+            for other in workers:  # DBOS may queue the killed worker's iteration for another
+                other.release_failpoint()  # armed worker: let it pass the point, not freeze
+            workers.append(Worker(url, "posts", paused.name, cwd=folder).ready(120))
+        try:
+            northstar("watch", run_id, "--journal", url, "--every", "0.2", cwd=folder, timeout=240)
+        except subprocess.TimeoutExpired:
+            print(f"trial {number}: the run did not end; {diagnosis(url, run_id, workers)}")
+        status = readers.get_run(url, run_id).summary.status
+        steps = [status]
+        if status == "blocked":
+            northstar("reconcile", run_id, *same, cwd=folder)
+            steps.append(readers.get_run(url, run_id).summary.status)
+        if steps[-1] != "verified":
+            northstar("resume", run_id, *same, cwd=folder)
+            steps.append(readers.get_run(url, run_id).summary.status)
+    finally:
+        for worker in workers:
+            worker.kill()
+    received = Counter(s["title"] for s in site.submissions())
+    return {
+        "trial": number,
+        "killed_at": f"{point}@{at}",
+        "killed": paused is not None,
+        "statuses": " -> ".join(steps),
+        "duplicates": sum(count - 1 for count in received.values() if count > 1),
+        "missing": sum(1 for title in titles if received[title] == 0),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="scripts/kill_trials_distributed.py")
+    parser.add_argument("--trials", type=int, default=20)
+    parser.add_argument("--iterations", type=int, default=4)
+    parser.add_argument("--first", type=int, default=0, help="number of the first trial")
+    args = parser.parse_args(argv)
+    results = []
+    with PostgresServer() as pg, FixtureSite() as site:
+        for number in range(args.first, args.first + args.trials):
+            began = time.monotonic()
+            result = trial(number, args.iterations, pg, site)
+            result["seconds"] = round(time.monotonic() - began, 1)
+            results.append(result)
+            print(" ".join(f"{k}={v}" for k, v in result.items()), flush=True)
+    duplicates = sum(int(str(r["duplicates"])) for r in results)
+    missing = sum(int(str(r["missing"])) for r in results)
+    killed = sum(1 for r in results if r["killed"])
+    print(f"trials={len(results)} killed={killed} duplicates={duplicates} missing={missing}")
+    return 0 if duplicates == missing == 0 else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,128 @@
+"""Two ``northstar worker`` processes on one Postgres serve a queued run in real browsers.
+
+The fixture site runs in this process and counts what it really received; the workers and
+the ``run --queue`` command are child processes, waited on by their output lines.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fixtures.site_server import FixtureSite
+from fixtures.worker_processes import Worker, northstar, write_rows
+from northstar import readers
+from tests.conftest import RECIPES
+
+pytestmark = pytest.mark.browser
+
+RECIPE = str(RECIPES / "publish-post.yaml")
+
+
+@pytest.fixture
+def workers() -> Iterator[list[Worker]]:
+    started: list[Worker] = []
+    yield started
+    for worker in started:
+        worker.kill()
+
+
+def run_id_of(output: str) -> str:
+    found = re.search(r"run (r-[0-9a-f]{12})", output)
+    assert found is not None, output
+    return found[1]
+
+
+def sent(detail: readers.RunDetail, event: str = "in_flight") -> Counter[int]:
+    """How often each iteration's submission went in flight (or ``event``), from the journal."""
+    return Counter(
+        view.number
+        for view in detail.iterations
+        for step in view.steps
+        for name, _ in step.events
+        if name == event
+    )
+
+
+def first_to_say(needle: str, among: list[Worker], timeout: float = 60) -> Worker:
+    """The worker that prints ``needle`` first (each is read in short turns)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for worker in among:
+            if worker.wait_for(needle, timeout=0.2):
+                return worker
+    raise AssertionError(f"no worker said {needle!r}: {[w.lines for w in among]}")
+
+
+def claimed_by(detail: readers.RunDetail) -> set[str]:
+    return {e.payload["worker"] for e in detail.events if e.name == "iteration_claimed"}
+
+
+def test_two_workers_serve_a_queued_run_each_iteration_verified_once(
+    tmp_path: Path, site: FixtureSite, postgres: Any, workers: list[Worker]
+) -> None:
+    url = postgres.create_database("two_workers")
+    titles = [f"Queued {n}" for n in range(1, 11)]
+    rows = write_rows(tmp_path / "rows.jsonl", titles)
+    workers += [Worker(url, "posts", f"w{n}", cwd=tmp_path) for n in (1, 2)]
+    for worker in workers:
+        worker.ready()
+    args = ("--base-url", site.base_url, "--params-file", str(rows))
+    proc = northstar("run", RECIPE, *args, "--journal", url, "--queue", "posts", cwd=tmp_path)
+
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    assert sorted(s["title"] for s in site.submissions()) == sorted(titles)  # exactly N
+    detail = readers.get_run(url, run_id_of(proc.stderr))
+    assert detail.summary.status == "verified"
+    assert [v.state for v in detail.iterations] == ["verified"] * 10
+    assert sent(detail) == sent(detail, "dispatched") == Counter(range(1, 11))  # once each
+    assert claimed_by(detail) == {"w1", "w2"}  # the lanes spread over both workers
+    assert proc.stderr.count(": verified") == 10  # progress, one line per iteration
+    for worker in workers:  # SIGTERM: a worker with nothing in progress drains and exits 0
+        assert worker.terminate() == 0
+        assert worker.wait_for("worker stopped", 5)
+
+
+def test_a_worker_killed_after_dispatch_is_recovered_without_sending_again(
+    tmp_path: Path, site: FixtureSite, postgres: Any, workers: list[Worker]
+) -> None:
+    url = postgres.create_database("killed_worker")
+    titles = [f"Killed {n}" for n in range(1, 5)]
+    rows = write_rows(tmp_path / "rows.jsonl", titles)
+    armed = {"NORTHSTAR_FAILPOINT": "after_dispatch@3"}  # whoever takes iteration 3 pauses
+    workers += [Worker(url, "posts", f"k{n}", cwd=tmp_path, env=armed) for n in (1, 2)]
+    for worker in workers:
+        worker.ready()
+    inputs = ("--base-url", site.base_url, "--params-file", str(rows), "--journal", url)
+    queued = northstar("run", RECIPE, *inputs, "--queue", "posts", "--detach", cwd=tmp_path)
+    assert queued.returncode == 0, queued.stderr
+    run_id = queued.stdout.strip()
+
+    paused = first_to_say("failpoint after_dispatch 3", workers)
+    paused.kill()  # SIGKILL with the post sent and its outcome not recorded
+    restarted = Worker(url, "posts", paused.name, cwd=tmp_path).ready()  # DBOS recovers it
+    workers.append(restarted)
+    watched = northstar("watch", run_id, "--journal", url, "--every", "0.2", cwd=tmp_path)
+    assert watched.returncode == 1  # it ended, not verified
+    blocked = readers.get_run(url, run_id)
+    assert blocked.summary.status == "blocked"
+    three = next(v for v in blocked.iterations if v.number == 3)
+    assert (three.state, three.reason_code) == ("unknown", "OUTCOME_UNKNOWN")
+
+    same = ("--params-file", str(rows), "--journal", url)
+    reconciled = northstar("reconcile", run_id, *same, cwd=tmp_path)
+    assert reconciled.returncode == 0, reconciled.stderr + reconciled.stdout
+    resumed = northstar("resume", run_id, *same, cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr + resumed.stdout
+
+    received = Counter(s["title"] for s in site.submissions())
+    assert received == Counter(titles)  # 0 duplicates, 0 missing
+    final = readers.get_run(url, run_id)
+    assert final.summary.status == "verified"
+    assert sent(final) == Counter(range(1, 5))  # in flight once each, never sent again
