@@ -23,6 +23,7 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Awaitable, Callable, Mapping
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -117,7 +118,7 @@ class ChildRun:
             await asyncio.gather(*pending, return_exceptions=True)
 
     async def settle(self) -> None:
-        """Let every call already received finish (the host's half of a killed program)."""
+        """Let every call already received finish (the program was stopped on request)."""
         current = asyncio.current_task()
         pending = [t for t in self.tasks if t is not current and not t.done()]
         if pending:
@@ -149,11 +150,13 @@ async def _first(*awaitables: Awaitable[object]) -> int:
 
 async def _end(process: asyncio.subprocess.Process, grace_s: float) -> int:
     """SIGTERM, then SIGKILL if the program is still there after ``grace_s``."""
-    process.terminate()
+    with suppress(ProcessLookupError):  # it may have ended by itself meanwhile
+        process.terminate()
     try:
         return await asyncio.wait_for(process.wait(), timeout=grace_s)
     except TimeoutError:
-        process.kill()
+        with suppress(ProcessLookupError):
+            process.kill()
         return await process.wait()
 
 

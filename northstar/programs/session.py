@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from northstar.agent._session import AgentSession
+from northstar.agent.actions import ActRequest
 from northstar.errors import ExpectationFailed
 from northstar.journal.recorder import JournalRecorder
 from northstar.plan.model import BoundStep, Plan
@@ -60,7 +61,9 @@ class ProgramSession(AgentSession):
         kept = _KeepingRecorder(super().recorder, self.finished, self._sent)
         return cast(JournalRecorder, kept)
 
-    async def _perform(self, request: Any, step: BoundStep, before: Any) -> tuple[Evidence, ...]:
+    async def _perform(
+        self, request: ActRequest, step: BoundStep, before: Any
+    ) -> tuple[Evidence, ...]:
         evidence = await super()._perform(request, step, before)
         expect = self.expectations.pop(step.id, []) if step.is_submit else []
         if not expect:
