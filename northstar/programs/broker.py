@@ -41,7 +41,7 @@ from northstar.programs.calls import (
     credential_checker,
     fingerprint_secret,
 )
-from northstar.programs.child_process import run_program_process
+from northstar.programs.child_process import ProgramExit, run_program_process
 from northstar.programs.declaration import ProgramDeclaration
 from northstar.programs.failpoints import FailpointSession
 from northstar.programs.program_file import definition_digest, read_program_source
@@ -49,7 +49,7 @@ from northstar.programs.session import ProgramSession
 from northstar.programs.verdict import IterationEvidence, program_verdict
 from northstar.results import IterationResult, IterationState, StepResult
 from northstar.run.execution import RunOutcome, RunRequest, StopSignal, open_run, run_status
-from northstar.run.failpoints import failpoint_from_environ
+from northstar.run.failpoints import Failpoint, failpoint_from_environ
 from northstar.run.repeat import RepeatSummary, repeat_program
 
 __all__ = ["ProgramBroker"]
@@ -72,6 +72,7 @@ class ProgramBroker:
         stop: StopSignal | None = None,
         on_result: Callable[[IterationResult], None] = lambda result: None,
         settings: AgentSettings | None = None,
+        failpoint: Failpoint | None = None,
     ) -> None:
         self.request, self.declaration = request, declaration
         self.host, self.journal = host, journal
@@ -81,7 +82,8 @@ class ProgramBroker:
         self.results: list[IterationResult] = []
         self._files: dict[str, str] = {}
         self.run_id, self._credential = "", ""
-        self._failpoint = failpoint_from_environ()
+        self._failpoint = failpoint or failpoint_from_environ()
+        self.program_pid: int | None = None  # the current iteration's program process
 
     async def run(self, on_start: Callable[[str], None] = lambda run_id: None) -> RunOutcome:
         """Open the run, do its iterations, record how it ended."""
@@ -195,9 +197,9 @@ class ProgramBroker:
                 tuple(self.declaration.outputs),
                 self.settings.action_timeout_ms,
             )
-            code = await self._run_child(plan, calls)
-            failed = await self._done_when(plan, session) if code == 0 else ()
-        evidence = self._evidence(plan, code, calls, failed)
+            ended = await self._run_child(plan, calls)
+            failed = await self._done_when(plan, session) if ended.code == 0 else ()
+        evidence = self._evidence(plan, ended, calls, failed, session.unverified)
         return evidence, calls.report, tuple(session.finished)
 
     def _agent_session(self, plan: Plan, browser: BrowserSession) -> ProgramSession:
@@ -208,7 +210,7 @@ class ProgramBroker:
             secret=secret,
         )  # fmt: skip
 
-    async def _run_child(self, plan: Plan, calls: IterationCalls) -> int | None:
+    async def _run_child(self, plan: Plan, calls: IterationCalls) -> ProgramExit:
         stop = asyncio.Event()
         watcher = asyncio.ensure_future(self._forward_stop(stop))
         try:
@@ -222,9 +224,14 @@ class ProgramBroker:
                 / f"program-{plan.iteration}.log",
                 secrets=plan.secrets,
                 stop=stop,
+                time_limit_s=self.declaration.timeout_s,
+                on_started=self._started,
             )
         finally:
             watcher.cancel()
+
+    def _started(self, pid: int) -> None:
+        self.program_pid = pid
 
     async def _forward_stop(self, stop: asyncio.Event) -> None:
         await self.stop.until_requested()
@@ -241,20 +248,28 @@ class ProgramBroker:
         return tuple(failed)
 
     def _evidence(
-        self, plan: Plan, code: int | None, calls: IterationCalls, failed: tuple[str, ...]
+        self,
+        plan: Plan,
+        ended: ProgramExit,
+        calls: IterationCalls,
+        failed: tuple[str, ...],
+        why: dict[str, str],
     ) -> IterationEvidence:
         report = calls.report
         missing = tuple(n for n in self.declaration.outputs if n not in report.outputs)
         saved = True
-        if report.completed and code == 0 and not missing and not failed:
+        if report.completed and ended.code == 0 and not missing and not failed:
             saved = self._save_outputs(plan, report.outputs)
+        open_ones = self.journal.open_submissions(self.run_id, plan.iteration)
         return IterationEvidence(
-            exit_code=code,
+            exit_code=ended.code,
             completed=report.completed,
             missing_outputs=missing if report.completed else (),
             outputs_saved=saved,
             failed_checks=failed,
-            open_submissions=len(self.journal.open_submissions(self.run_id, plan.iteration)),
+            open_submissions=len(open_ones),
+            open_steps=tuple(_open_step(s.step_id, why) for s in open_ones),
+            time_limit_s=self.declaration.timeout_s if ended.timed_out else None,
         )
 
     def _save_outputs(self, plan: Plan, outputs: dict[str, str]) -> bool:
@@ -263,3 +278,8 @@ class ProgramBroker:
         except OutputSaveFailed:
             return False
         return True
+
+
+def _open_step(step_id: str, why: dict[str, str]) -> str:
+    """A submission without a result, by its step, and why if the host knows."""
+    return f"{step_id} ({why[step_id]})" if step_id in why else step_id

@@ -150,8 +150,11 @@ class IterationCalls:
             if earlier is not None:
                 return earlier
             self._record_probes(request, probes, args.get("settle"))
+            # Part of the submission's step: one failing leaves it unknown, not verified.
+            step_id = submission_step_id(self.session.secret, request)
+            self.session.expectations[step_id] = expect
         answer = await self.session.act(request, self._timeout)
-        if answer.dispatched:
+        if answer.dispatched and not submit:
             for check in expect:
                 held = await self.session.check(request.tab, check, self._timeout)
                 if not held.held:

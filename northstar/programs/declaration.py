@@ -22,9 +22,10 @@ from northstar.programs.program_file import definition_digest, read_program_sour
 from northstar.recipe.loader import format_path
 from northstar.recipe.model import Check, Param, Recipe, Step, TabRole
 
-__all__ = ["PROGRAM_STEP", "ProgramDeclaration", "load_program"]
+__all__ = ["DEFAULT_TIME_LIMIT_S", "PROGRAM_STEP", "ProgramDeclaration", "load_program"]
 
 PROGRAM_STEP = "program"  # the one step a program is, as the run engine sees it
+DEFAULT_TIME_LIMIT_S = 300.0  # a program silent this long is ended (``timeout_s``)
 
 
 class ProgramDeclaration(BaseModel):
@@ -36,6 +37,8 @@ class ProgramDeclaration(BaseModel):
     version: int = Field(default=1, ge=1)
     description: str = ""
     timeout: int = Field(default=10_000, ge=1, le=600_000, description="default call ms")
+    # Seconds the program may go without a call before the host ends it (see child_process).
+    timeout_s: float = Field(default=DEFAULT_TIME_LIMIT_S, gt=0, le=86_400)
     params: dict[str, Param] = Field(default_factory=dict)
     tabs: dict[str, TabRole] = Field(min_length=1)
     outputs: list[str] = Field(default_factory=list)

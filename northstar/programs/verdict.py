@@ -5,7 +5,9 @@ result), every declared output was given and saved, the declaration's ``done_whe
 checks held in the browser, and the journal holds all of it with no submission left
 open. A process that exits 0 without ``complete()`` is not verified ("no execution
 result"); one that exits otherwise failed, or is ``unknown`` while a submission it made
-may have happened. The reason names every piece that is missing.
+may have happened. The reason names every piece that is missing, and each submission
+without a result by its step. A program the host ended for making no call within its
+time limit failed (``PROGRAM_TIMED_OUT``), or is ``unknown`` with a submission open.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from northstar.results import IterationState
 
 __all__ = [
     "NO_RESULT",
+    "TIMED_OUT",
     "IterationEvidence",
     "Verdict",
     "model_calls_line",
@@ -26,6 +29,7 @@ __all__ = [
 
 NO_RESULT = "no execution result"
 NOT_VERIFIED = "PROGRAM_ITERATION_NOT_VERIFIED"
+TIMED_OUT = "PROGRAM_TIMED_OUT"
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +44,8 @@ class IterationEvidence:
     open_submissions: int = 0
     error_code: str | None = None  # the host could not go on with the iteration (a tab)
     stopped: bool = False  # a stop was asked for (Ctrl-C, SIGTERM) while it ran
+    open_steps: tuple[str, ...] = ()  # the open submissions' steps (and why, if known)
+    time_limit_s: float | None = None  # set when the host ended a program silent this long
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,25 +64,34 @@ def _missing(evidence: IterationEvidence) -> list[str]:
     if evidence.failed_checks:
         missing.append("done_when did not hold: " + "; ".join(evidence.failed_checks))
     if evidence.open_submissions:
-        missing.append(f"journal: {evidence.open_submissions} submission(s) without a result")
+        steps = f": {'; '.join(evidence.open_steps)}" if evidence.open_steps else ""
+        missing.append(
+            f"journal: {evidence.open_submissions} submission(s) without a result{steps}"
+        )
     return missing
 
 
 def _exit_words(evidence: IterationEvidence) -> str:
     if evidence.error_code is not None:
         return f"the host could not go on with the iteration ({evidence.error_code})"
+    if evidence.time_limit_s is not None:
+        return f"the program made no call for {evidence.time_limit_s:g} s and was ended"
     if evidence.exit_code is None:
         return "the program was killed by a signal"
     return f"the program exited with status {evidence.exit_code}"
+
+
+def _failure_code(evidence: IterationEvidence) -> str | None:
+    return TIMED_OUT if evidence.time_limit_s is not None else evidence.error_code
 
 
 def program_verdict(evidence: IterationEvidence) -> Verdict:
     """The iteration's state, and which of the four pieces was missing."""
     if evidence.stopped and not evidence.open_submissions and _missing(evidence):
         return Verdict(IterationState.STOPPED, "STOPPED", "stopped on request; resume runs it")
-    if evidence.exit_code != 0:
+    if evidence.exit_code != 0 or evidence.time_limit_s is not None:
         state = IterationState.UNKNOWN if evidence.open_submissions else IterationState.FAILED
-        code = "OUTCOME_UNKNOWN" if evidence.open_submissions else evidence.error_code
+        code = "OUTCOME_UNKNOWN" if evidence.open_submissions else _failure_code(evidence)
         reason = _exit_words(evidence)
         missing = _missing(evidence)
         return Verdict(state, code or "PROGRAM_FAILED", f"{reason}; missing: {', '.join(missing)}")

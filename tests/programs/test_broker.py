@@ -51,9 +51,11 @@ async def test_the_example_files_every_row_of_the_table_three_times(
         for order, name in (("A-1", "Alice"), ("A-2", "Bob"), ("A-3", "Carol"))
     ]
     assert _outputs(journal, outcome.run_id) == {(n, "filed"): "3" for n in (1, 2, 3)}
-    # Every call is a journaled step with its evidence: 3 rows x (goto, fill, submit,
-    # expectation) and the two done_when checks, per iteration.
-    assert [len(r.steps) for r in outcome.results] == [14, 14, 14]
+    # Every call is a journaled step with its evidence: 3 rows x (goto, fill, submit with
+    # its expectation as part of its step, as in a recipe) and the two done_when checks.
+    assert [len(r.steps) for r in outcome.results] == [11, 11, 11]
+    submits = [s for s in outcome.results[0].steps if s.step_id.startswith("submit.")]
+    assert [len(s.evidence) for s in submits] == [2, 2, 2]  # the click and the held check
     assert outcome.summary.evidence_count == sum(r.evidence_count for r in outcome.results) > 0
     assert outcome.summary.model_calls is None  # the example reports none: unknown, never 0
     assert [row[4] for row in _iterations(journal, outcome.run_id)] == [None, None, None]

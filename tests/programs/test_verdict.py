@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from northstar.programs.verdict import (
     NO_RESULT,
+    TIMED_OUT,
     IterationEvidence,
     model_calls_line,
     model_calls_summary,
@@ -79,3 +82,16 @@ def test_a_host_error_is_named_in_the_reason() -> None:
     assert "the host could not go on with the iteration (NAVIGATION_FAILED)" in (
         verdict.reason or ""
     )
+
+
+def test_a_program_ended_at_its_time_limit_failed_or_is_unknown_with_a_submission_open() -> None:
+    silent = IterationEvidence(exit_code=None, completed=False, time_limit_s=1.5)
+    verdict = program_verdict(silent)
+    assert (verdict.state, verdict.reason_code) == (IterationState.FAILED, TIMED_OUT)
+    assert "made no call for 1.5 s and was ended" in (verdict.reason or "")
+    # Ended by SIGTERM with status 0 (a handler that exits): still not a finished program.
+    assert program_verdict(replace(silent, exit_code=0)).reason_code == TIMED_OUT
+    open_one = replace(silent, open_submissions=1, open_steps=("submit.a (why)",))
+    unknown = program_verdict(open_one)
+    assert (unknown.state, unknown.reason_code) == (IterationState.UNKNOWN, "OUTCOME_UNKNOWN")
+    assert "1 submission(s) without a result: submit.a (why)" in (unknown.reason or "")
