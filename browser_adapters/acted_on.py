@@ -24,7 +24,13 @@ from northstar.errors import OptionMissing
 from northstar.recipe.model import SelectAction
 from northstar.redaction import redact
 
-__all__ = ["ActedOn", "SelectChoices", "describe_acted_on", "select_choices"]
+__all__ = [
+    "ActedOn",
+    "SelectChoices",
+    "acted_on_if_visible",
+    "describe_acted_on",
+    "select_choices",
+]
 
 _MAX_SHOWN_OPTIONS = 12
 _MAX_OPTION_CHARS = 40
@@ -85,8 +91,12 @@ _ACTED_ON_JS = """(el, arg) => {
       .concat(arg.labels.filter((l) => !hasLabel(l)));
     options = all.map((o) => norm(o.label) === o.value ? o.value : `${o.value} (${norm(o.label)})`);
   }
+  // Playwright's visibility: rendered (checkVisibility), a non-empty box, not hidden.
+  const box = el.getBoundingClientRect();
+  const visible = (!el.checkVisibility || el.checkVisibility())
+    && box.width > 0 && box.height > 0 && getComputedStyle(el).visibility === 'visible';
   return {role, name, tag, type: tag === 'input' ? (type || 'text') : '', action, method,
-    options, missing};
+    options, missing, visible};
 }"""
 # Two at most: one is the answer, a second only says that the target is not unique.
 _EACH_JS = f"(elements, arg) => elements.slice(0, 2).map((el) => ({_ACTED_ON_JS})(el, arg))"
@@ -125,6 +135,7 @@ class ActedOn:
     form_action: str | None = None
     options: tuple[str, ...] | None = None  # a select's options, "value (label)"
     missing: tuple[str, ...] = ()  # choices of a select step that no option has
+    visible: bool = False  # visible as Playwright means it, when it was read
 
     @classmethod
     def from_facts(cls, facts: dict[str, Any], secrets: Collection[str]) -> ActedOn:
@@ -144,6 +155,7 @@ class ActedOn:
             form_action=shown(action) if action is not None else None,
             options=None if options is None else _redacted(options, secrets),
             missing=_redacted(facts.get("missing") or (), secrets),
+            visible=facts.get("visible") is True,
         )
 
     def summary(self) -> str:
@@ -195,6 +207,26 @@ async def describe_acted_on(
     # locator (evaluate_all finds no element for one).
     facts: dict[str, Any] = await locator.evaluate(_ACTED_ON_JS, arg, timeout=timeout_ms)
     return ActedOn.from_facts(facts, secrets)
+
+
+async def acted_on_if_visible(
+    locator: Locator,
+    *,
+    submit: bool,
+    choices: SelectChoices | None = None,
+    secrets: Collection[str] = (),
+) -> ActedOn | None:
+    """The one element ``locator`` matches if it is visible now, else ``None``; one call.
+
+    A submission must resolve to exactly one visible element before its in-flight record
+    is written. When the read finds that already, a separate strict wait would only ask
+    the page again; ``None`` (none, several, or not visible yet) leaves it to that wait.
+    """
+    arg = {"submit": submit, **(choices or SelectChoices()).as_arg()}
+    found: list[dict[str, Any]] = await locator.evaluate_all(_EACH_JS, arg)
+    if len(found) != 1 or found[0].get("visible") is not True:
+        return None
+    return ActedOn.from_facts(found[0], secrets)
 
 
 def _redacted(values: Sequence[Any], secrets: Collection[str]) -> tuple[str, ...]:

@@ -31,7 +31,12 @@ from urllib.parse import urljoin, urlsplit
 from playwright.async_api import BrowserContext, Locator, Page
 from playwright.async_api import Error as PlaywrightError
 
-from browser_adapters.acted_on import ActedOn, describe_acted_on, select_choices
+from browser_adapters.acted_on import (
+    ActedOn,
+    acted_on_if_visible,
+    describe_acted_on,
+    select_choices,
+)
 from browser_adapters.browser_watch import BrowserWatch, watch_of, watched
 from browser_adapters.checks import run_check
 from browser_adapters.error_mapping import converted_errors
@@ -389,15 +394,18 @@ class PlaywrightSession:
         state: Literal["attached", "visible"] = "attached" if step.step.upload else "visible"
         left = _time_left(step.timeout_ms)
         locator = referenced or build_locator(page, target)
+        ready: ActedOn | None = None
         if step.is_submit and referenced is None:  # resolve first: in flight precedes the act
             async with converted_errors(self._what(step), tab=step.tab, secrets=self._secrets):
-                locator = await resolve_one(
-                    page, target, timeout_ms=step.timeout_ms, state=state, secrets=self._secrets
-                )
+                ready = await self._visible_now(locator, step)
+                if ready is None:  # not there yet, several, or hidden: the strict wait decides
+                    locator = await resolve_one(
+                        page, target, timeout_ms=step.timeout_ms, state=state, secrets=self._secrets
+                    )
         # Not a submission: the read below waits for the target (strictly) and a failure of
         # the read or the action is diagnosed: missing, ambiguous, or not actionable.
         try:
-            acted_on = await self._described(locator, step, left())
+            acted_on = ready or await self._described(locator, step, left())
             before_dispatch()
             await self._dispatch(page, step, action, locator, left())
         except OptionMissing:
@@ -436,6 +444,18 @@ class PlaywrightSession:
         missing = acted_on.option_missing(redact(self._what(step), self._secrets))
         if missing is not None:
             raise missing.with_context(tab=step.tab)
+        return acted_on
+
+    async def _visible_now(self, locator: Locator, step: BoundStep) -> ActedOn | None:
+        """A submission's one visible element read in one call, or ``None`` to wait for it."""
+        acted_on = await acted_on_if_visible(
+            locator,
+            submit=True,
+            choices=select_choices(step.step.select),
+            secrets=self._secrets,
+        )
+        if acted_on is not None and acted_on.missing:
+            return None  # a select still loading its options: Playwright's wait decides
         return acted_on
 
     async def _diagnosed(

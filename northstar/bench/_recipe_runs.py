@@ -10,6 +10,8 @@ its own browser launched and closed inside the measurement, and is timed three w
   Chromium's processes are the driver's, each reaped by its parent when the run closes its
   browser, so the tree figure holds the driver's and the browser's work too. The fixture
   site runs in a process that lives through the whole suite, so it is never counted.
+  Chromium's processes that outlive their browser are reparented to the bench (a child
+  subreaper) and reaped inside the measurement (``_reaping``).
 
 The sides:
 
@@ -30,6 +32,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from northstar.bench._reaping import become_subreaper, children, reap_orphans
 from northstar.bench._workload import SENDER, BenchFailed, recipe_request
 from northstar.browser_settings import BrowserSettings
 from northstar.composition import run_recipe
@@ -60,8 +63,11 @@ def _tree_cpu() -> float:
 
 
 async def _timed(work: Callable[[], Awaitable[object]]) -> Timed:
+    become_subreaper()  # so Chromium's orphaned processes count too (see _reaping)
+    keep = children()  # the fixture site and anything else that outlives the run
     wall, cpu, tree = time.perf_counter(), time.process_time(), _tree_cpu()
     await work()
+    reap_orphans(keep)
     return Timed(time.perf_counter() - wall, time.process_time() - cpu, _tree_cpu() - tree)
 
 
