@@ -80,8 +80,8 @@ def workers() -> Iterator[list[Worker]]:
 
 
 def start_pair(url: str, tmp: Path, point: str, prefix: str) -> list[Worker]:
-    """Two one-lane workers armed at ``point`` of iteration 3, checking every ``EVERY`` s."""
-    armed = {"NORTHSTAR_FAILPOINT": f"{point}@3"}
+    """Two one-lane workers armed at ``point`` of iteration 2, checking every ``EVERY`` s."""
+    armed = {"NORTHSTAR_FAILPOINT": f"{point}@2"}
     pair = [
         Worker(url, "posts", f"{prefix}{n}", cwd=tmp, lanes=1, env=armed, takeover_every=EVERY)
         for n in (1, 2)
@@ -100,9 +100,9 @@ def queue_run(url: str, tmp: Path, site: FixtureSite, titles: list[str]) -> tupl
 
 
 def kill_the_paused_one(pair: list[Worker], point: str) -> tuple[Worker, Worker]:
-    paused = first_to_say(f"failpoint {point} 3", pair)
+    paused = first_to_say(f"failpoint {point} 2", pair)
     survivor = next(worker for worker in pair if worker is not paused)
-    survivor.release_failpoint()  # if iteration 3 comes to it, it passes the point
+    survivor.release_failpoint()  # if iteration 2 comes to it, it passes the point
     paused.kill()  # SIGKILL, and it is not restarted
     return paused, survivor
 
@@ -122,15 +122,15 @@ def test_a_survivor_takes_over_a_dead_workers_dispatched_iteration_as_unknown(
 ) -> None:
     url = postgres.create_database("takeover_dispatched")
     workers += start_pair(url, tmp_path, "after_dispatch", "d")
-    titles = [f"Taken over {n}" for n in range(1, 5)]
+    titles = [f"Taken over {n}" for n in range(1, 4)]
     run_id, rows = queue_run(url, tmp_path, site, titles)
 
     dead, survivor = kill_the_paused_one(workers, "after_dispatch")
     assert survivor.wait_for(f"took over 1 unfinished iteration(s) of {dead.name}", 30)
     blocked = watch(url, run_id, tmp_path)
     assert blocked.summary.status == "blocked"
-    three = next(v for v in blocked.iterations if v.number == 3)
-    assert (three.state, three.reason_code) == ("unknown", "OUTCOME_UNKNOWN")
+    two = next(v for v in blocked.iterations if v.number == 2)
+    assert (two.state, two.reason_code) == ("unknown", "OUTCOME_UNKNOWN")
     assert recovered_by(blocked) == {survivor.name}  # decided by the survivor, sent nothing
 
     same = ("--params-file", str(rows), "--journal", url)
@@ -141,7 +141,7 @@ def test_a_survivor_takes_over_a_dead_workers_dispatched_iteration_as_unknown(
     assert Counter(s["title"] for s in site.submissions()) == Counter(titles)  # 0 dup, 0 lost
     final = readers.get_run(url, run_id)
     assert final.summary.status == "verified"
-    assert sent(final) == Counter(range(1, 5))  # in flight once each, never sent again
+    assert sent(final) == Counter(range(1, 4))  # in flight once each, never sent again
 
 
 @pytest.mark.browser
@@ -150,7 +150,7 @@ def test_a_survivor_runs_again_a_dead_workers_iteration_that_sent_nothing(
 ) -> None:
     url = postgres.create_database("takeover_unsent")
     workers += start_pair(url, tmp_path, "before_in_flight", "u")
-    titles = [f"Run again {n}" for n in range(1, 5)]
+    titles = [f"Run again {n}" for n in range(1, 4)]
     run_id, _ = queue_run(url, tmp_path, site, titles)
 
     dead, survivor = kill_the_paused_one(workers, "before_in_flight")
@@ -158,6 +158,6 @@ def test_a_survivor_runs_again_a_dead_workers_iteration_that_sent_nothing(
     final = watch(url, run_id, tmp_path)
     assert final.summary.status == "verified"
     assert Counter(s["title"] for s in site.submissions()) == Counter(titles)
-    assert sent(final) == Counter(range(1, 5))
+    assert sent(final) == Counter(range(1, 4))
     claims = [e.payload for e in final.events if e.name == "iteration_claimed"]
-    assert [c["worker"] for c in claims if c["iteration"] == 3] == [dead.name, survivor.name]
+    assert [c["worker"] for c in claims if c["iteration"] == 2] == [dead.name, survivor.name]
