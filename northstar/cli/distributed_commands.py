@@ -86,6 +86,13 @@ def run_queued(request: RunRequest, options: dict[str, Any]) -> None:
     default=None,
     help="This worker's name; a worker restarted with the same name recovers its work.",
 )
+@click.option(
+    "--takeover-every",
+    type=click.FloatRange(0.2, 3600),
+    default=5.0,
+    show_default=True,
+    help="Seconds between checks for dead workers whose unfinished work this one takes over.",
+)
 @browser_options
 def worker(**options: Any) -> None:
     """Serve a queue of distributed runs until SIGTERM or Ctrl-C."""
@@ -97,7 +104,14 @@ def worker(**options: Any) -> None:
         from northstar.distributed.worker import Worker, default_worker_name
 
         name = options["name"] or default_worker_name()
-        serving = Worker(url, options["queue_name"], concurrency=options["concurrency"], name=name)
+        serving = Worker(
+            url,
+            options["queue_name"],
+            concurrency=options["concurrency"],
+            name=name,
+            takeover_every=options["takeover_every"],
+            on_takeover=_say_taken_over(name),
+        )
         ready = f"worker {name} serving {options['queue_name']} ({options['concurrency']} lanes)"
         settings = BrowserSettings(
             executable=options.get("browser"),
@@ -106,6 +120,13 @@ def worker(**options: Any) -> None:
             storage_state=options.get("profile"),
         )
         asyncio.run(_serve(serving, settings, ready))
+
+
+def _say_taken_over(name: str) -> Any:
+    def say(dead: str, count: int) -> None:
+        click.echo(f"worker {name} took over {count} unfinished iteration(s) of {dead}", err=True)
+
+    return say
 
 
 async def _serve(serving: Any, settings: Any, ready: str) -> None:

@@ -7,11 +7,12 @@ process's event loop, where the browser and the journal live, and waits for its 
 A lane therefore takes its next iteration only after the last one was verified (or
 settled otherwise) and journaled.
 
-When a worker dies, DBOS runs its unfinished workflows again where that worker restarts
-(same ``--name``). The step then reads the journal before it touches the browser
-(``claim_action``): an iteration whose submission was in flight or dispatched becomes
-``unknown`` and blocks the run, so it is never sent again; one that dispatched nothing
-runs again.
+When a worker dies, its unfinished workflows go back on the queue: taken over by a
+surviving worker within ``takeover_every`` seconds (``takeover``: liveness locks), or put
+back by DBOS when a worker with the same ``--name`` starts first. The step then reads the
+journal before it touches the browser (``claim_action``): an iteration whose submission
+was in flight or dispatched becomes ``unknown`` and blocks the run, so it is never sent
+again; one that dispatched nothing runs again.
 
 SIGTERM (or Ctrl-C): no new iteration is taken, the step in progress finishes, and the
 iterations in progress end ``stopped`` (``northstar resume`` continues them later).
@@ -34,8 +35,10 @@ from northstar.browser import BrowserHost
 from northstar.composition import load_compiled, open_host
 from northstar.distributed.dbos_setup import dbos_config
 from northstar.distributed.decisions import ClaimAction, claim_action, finished_status, worker_row
-from northstar.errors import DefinitionChanged, NorthstarError, ParamInvalid
+from northstar.distributed.takeover import Liveness, takeover_candidates
+from northstar.errors import DefinitionChanged, JournalError, NorthstarError, ParamInvalid
 from northstar.journal import Journal, RunRecord, RunStatus
+from northstar.journal.paths import redact_url
 from northstar.recipe.params import params_fingerprint
 from northstar.results import IterationState
 from northstar.run.execution import RunRequest, StopSignal, run_one_iteration
@@ -61,6 +64,16 @@ def iteration_step(run_id: str, number: int, row: dict[str, Any], fingerprint: s
     return _WORKER.run_threadsafe(run_id, number, row, fingerprint)
 
 
+def _recover_pending(executor_id: str) -> int:
+    """DBOS's own recovery of one executor's PENDING workflows: back on their queue.
+
+    ``_recover_pending_workflows`` is DBOS 3.x's internal entry (its Conductor service
+    calls it); re-enqueuing matches only workflows still PENDING under that executor id,
+    so a second recovery of the same dead worker puts nothing back twice.
+    """
+    return len(DBOS._recover_pending_workflows([executor_id]))
+
+
 def default_worker_name() -> str:
     """Unique per process; pass ``--name`` so a restarted worker recovers its own work."""
     return f"{socket.gethostname()}-{os.getpid()}"
@@ -77,11 +90,15 @@ class Worker:
         concurrency: int,
         name: str,
         environ: Mapping[str, str] | None = None,
+        takeover_every: float = 5.0,
+        on_takeover: Callable[[str, int], None] = lambda peer, count: None,
     ) -> None:
         self.journal_url = journal_url
         self.queue_name = queue_name
         self.concurrency = concurrency
         self.name = name
+        self.takeover_every = takeover_every
+        self.on_takeover = on_takeover  # told (dead worker, iterations put back) on each takeover
         self._environ = os.environ if environ is None else environ
         self._lanes: queue.Queue[int] = queue.Queue()
         for lane in range(1, concurrency + 1):
@@ -99,13 +116,43 @@ class Worker:
             async with open_host(host_settings) as host:
                 self._journal, self._host = journal, host
                 _WORKER = self
+                # Our own lock first: DBOS recovers this name's work at launch, never a survivor.
+                liveness = await asyncio.to_thread(Liveness.hold, self.journal_url, self.name)
                 try:
                     await asyncio.to_thread(self._launch)
                     on_ready()
-                    await self.stop.until_requested()
-                    await asyncio.to_thread(DBOS.destroy, workflow_completion_timeout_sec=120)
+                    await self._serve_until_stopped(liveness)
                 finally:
                     _WORKER = None
+                    liveness.close()
+
+    async def _serve_until_stopped(self, liveness: Liveness) -> None:
+        """Take over dead workers' work every ``takeover_every`` s; drain DBOS on any exit."""
+        try:
+            while not self.stop.requested:
+                for peer, count in await asyncio.to_thread(self._take_over_dead, liveness):
+                    self.on_takeover(peer, count)
+                await self.stop.wait(self.takeover_every)
+        finally:
+            self.stop.request()  # a lost liveness lock stops this worker as SIGTERM does
+            await asyncio.to_thread(DBOS.destroy, workflow_completion_timeout_sec=120)
+
+    def _take_over_dead(self, liveness: Liveness) -> list[tuple[str, int]]:
+        """Each other worker owning pending work of this queue whose liveness lock is free."""
+        try:
+            pending = DBOS.list_workflows(
+                status="PENDING", queue_name=self.queue_name, load_input=False, load_output=False
+            )
+        except Exception as exc:  # DBOS's database errors, at this one boundary
+            shown = redact_url(self.journal_url)
+            raise JournalError(f"worker {self.name} cannot list pending work on {shown}") from exc
+        taken = []
+        for peer in takeover_candidates((s.executor_id for s in pending), self.name):
+            count = liveness.try_take_over(peer, _recover_pending)
+            if count is not None:
+                log.info("worker_taken_over", worker=self.name, dead=peer, iterations=count)
+                taken.append((peer, count))
+        return taken
 
     def _launch(self) -> None:
         DBOS(config=dbos_config(self.journal_url, executor_id=self.name))
