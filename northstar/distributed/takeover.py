@@ -81,6 +81,9 @@ class Liveness:
                 f"a worker named {name!r} is already serving on {shown}",
                 fix="Give each worker its own --name.",
             ) from exc
+        except psycopg.Error as exc:  # any other failure is the database's: one coded line
+            conn.close()
+            raise JournalError(f"cannot take worker {name}'s lock on {shown}", fix=_FIX_DB) from exc
         return cls(conn, name, shown)
 
     def try_take_over(self, executor_id: str, recover: Callable[[str], int]) -> int | None:
