@@ -12,6 +12,7 @@ import asyncio
 import os
 import signal
 import sys
+from collections.abc import Iterator
 
 import pytest
 
@@ -35,6 +36,18 @@ from tests.conftest import make_plan
 from tests.run.test_runner_decisions import READS, RECIPE, SAVE_URL, FakeHost, Recorder, Script
 
 BOUND_S = 10  # a test that hangs fails here instead
+
+
+@pytest.fixture(autouse=True)
+def python_default_sigint() -> Iterator[None]:
+    """Each test starts from Python's own SIGINT handler and leaves the one it found.
+
+    A suite started as a background job of a non-interactive shell inherits SIGINT ignored,
+    which is not what a terminal gives ``northstar run``.
+    """
+    found = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, found)
 
 
 class PersonAway(NoHooks):
