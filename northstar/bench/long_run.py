@@ -135,11 +135,15 @@ def _timed_journal(target: str) -> Iterator[tuple[Journal, TimedConnection]]:
         journal.close()
 
 
-async def _run(journal: Journal, timed: TimedConnection, iterations: int) -> list[Window]:
+async def _run(
+    journal: Journal, timed: TimedConnection, iterations: int, live: bool
+) -> list[Window]:
     marks = [(0, timed.spent_ns, timed.statements, time.perf_counter())]
 
     def mark(result: IterationResult) -> None:
         marks.append((result.iteration, timed.spent_ns, timed.statements, time.perf_counter()))
+        if live and len(marks) % WINDOW == 1:  # a window just closed: show it as it comes
+            print(_window_line(windows(marks[-WINDOW - 1 :])[0]), flush=True)
 
     request = recipe_request(FAKE_BASE_URL, iterations)
     outcome = await execute_run(request, host=_InstantHost(), journal=journal, on_result=mark)
@@ -148,21 +152,31 @@ async def _run(journal: Journal, timed: TimedConnection, iterations: int) -> lis
     return windows(marks)
 
 
-def measure(target: str, iterations: int) -> LongRun:
-    """Run ``iterations`` on the fake browser into the journal at ``target``; its windows."""
+def measure(target: str, iterations: int, *, live: bool = False) -> LongRun:
+    """Run ``iterations`` on the fake browser into the journal at ``target``; its windows.
+
+    ``live`` prints each window as soon as it closes (a long Postgres run takes an hour).
+    """
     with _timed_journal(target) as (journal, timed):
         location = journal.location
-        found = asyncio.run(_run(journal, timed, iterations))
+        found = asyncio.run(_run(journal, timed, iterations, live))
     journal_ratio, wall_ratio = flatness(found)
     return LongRun(location, iterations, found, journal_ratio, wall_ratio)
 
 
+_HEADING = f"{'iterations':>17}  {'journal µs/it':>13}  {'wall µs/it':>10}  {'stmts/it':>8}"
+
+
+def _window_line(w: Window) -> str:
+    line = f"{w.first:>8}-{w.last:<8}  {w.journal_us:>13.1f}  {w.wall_us:>10.1f}"
+    return f"{line}  {w.statements:>8.1f}"
+
+
 def _report(result: LongRun) -> None:
     print(f"journal {result.journal}: {result.iterations} iterations on the fake browser")
-    print(f"{'iterations':>17}  {'journal µs/it':>13}  {'wall µs/it':>10}  {'stmts/it':>8}")
+    print(_HEADING)
     for w in result.windows:
-        line = f"{w.first:>8}-{w.last:<8}  {w.journal_us:>13.1f}  {w.wall_us:>10.1f}"
-        print(f"{line}  {w.statements:>8.1f}")
+        print(_window_line(w))
     first, last = result.windows[0], result.windows[-1]
     print(f"journal per iteration: first {first.journal_us:.1f} µs, last {last.journal_us:.1f} µs")
     print(f"last/first: journal {result.journal_ratio:.3f}, wall {result.wall_ratio:.3f}")
@@ -185,7 +199,8 @@ def main(argv: list[str] | None = None) -> int:
     configure_logging()  # warnings only: the run is measured, not narrated
     with ExitStack() as stack:
         target = args.journal or _scratch_target(stack, args)
-        result = measure(target, args.iterations)
+        print(_HEADING, flush=True)
+        result = measure(target, args.iterations, live=True)
     _report(result)
     if args.json:
         Path(args.json).write_text(json.dumps(asdict(result), indent=2), encoding="utf-8")

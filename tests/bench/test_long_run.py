@@ -41,14 +41,14 @@ def test_a_small_long_run_records_every_iteration(
 ) -> None:
     journal_path = tmp_path / "journal.db"
 
-    result = long_run.measure(str(journal_path), 300)
+    result = long_run.measure(str(journal_path), 150)
 
-    assert [(w.first, w.last) for w in result.windows] == [(1, 300)]
+    assert [(w.first, w.last) for w in result.windows] == [(1, 150)]
     assert result.windows[0].statements > 10  # every step went through the timed connection
     with Journal.open(journal_path) as journal:
         run_id = journal._db.one("SELECT run_id FROM runs")[0]  # type: ignore[index]
         states = journal.iteration_states(run_id)
-    assert len(states) == 300
+    assert len(states) == 150
     assert {state.value for state, _ in states.values()} == {"verified"}
 
 
@@ -57,10 +57,8 @@ def test_the_command_prints_windows_and_writes_json(
 ) -> None:
     report = tmp_path / "long.json"
 
-    assert (
-        long_run.main(["--iterations", "120", "--dir", str(tmp_path), "--json", str(report)]) == 0
-    )
+    assert long_run.main(["--iterations", "40", "--dir", str(tmp_path), "--json", str(report)]) == 0
 
     printed = capsys.readouterr().out
     assert "last/first: journal" in printed
-    assert json.loads(report.read_text(encoding="utf-8"))["iterations"] == 120
+    assert json.loads(report.read_text(encoding="utf-8"))["iterations"] == 40
