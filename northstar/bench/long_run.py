@@ -50,23 +50,27 @@ class TimedConnection:
     def __init__(self, inner: Connection) -> None:
         self._inner = inner
         self.spent_ns = 0
+        self.cpu_ns = 0  # this thread's CPU inside the driver: SQLite's own work, not waits
         self.statements = 0
 
     def execute(self, sql: str, parameters: Any = (), /) -> Any:
-        begin = time.perf_counter_ns()
+        begin, cpu = time.perf_counter_ns(), time.thread_time_ns()
         try:
             return self._inner.execute(sql, parameters)
         finally:
-            self.spent_ns += time.perf_counter_ns() - begin
-            self.statements += 1
+            self._add(begin, cpu)
 
     def executemany(self, sql: str, rows: Any, /) -> object:
-        begin = time.perf_counter_ns()
+        begin, cpu = time.perf_counter_ns(), time.thread_time_ns()
         try:
             return self._inner.executemany(sql, rows)
         finally:
-            self.spent_ns += time.perf_counter_ns() - begin
-            self.statements += 1
+            self._add(begin, cpu)
+
+    def _add(self, begin: int, cpu: int) -> None:
+        self.spent_ns += time.perf_counter_ns() - begin
+        self.cpu_ns += time.thread_time_ns() - cpu
+        self.statements += 1
 
     @property
     def in_transaction(self) -> bool:
@@ -85,6 +89,7 @@ class Window:
     journal_us: float
     wall_us: float
     statements: float
+    journal_cpu_us: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,31 +101,38 @@ class LongRun:
     windows: list[Window]
     journal_ratio: float
     wall_ratio: float
+    cpu_ratio: float
 
 
-def windows(marks: list[tuple[int, int, int, float]], size: int = WINDOW) -> list[Window]:
-    """Per-window averages from cumulative marks ``(iteration, journal ns, statements, wall s)``.
+Mark = tuple[int, int, int, float, int]
 
-    The marks start with the state before the first iteration (iteration 0).
+
+def windows(marks: list[Mark], size: int = WINDOW) -> list[Window]:
+    """Per-window averages from cumulative marks.
+
+    A mark is ``(iteration, journal ns, statements, wall s, journal CPU ns)``; the marks
+    start with the state before the first iteration (iteration 0).
     """
     found: list[Window] = []
     for start in range(0, len(marks) - 1, size):
         end = min(start + size, len(marks) - 1)
-        (n0, ns0, st0, s0), (n1, ns1, st1, s1) = marks[start], marks[end]
+        (n0, ns0, st0, s0, c0), (n1, ns1, st1, s1, c1) = marks[start], marks[end]
         count = n1 - n0
-        per = (ns1 - ns0) / 1000 / count
-        found.append(Window(n0 + 1, n1, per, (s1 - s0) * 1e6 / count, (st1 - st0) / count))
+        per, cpu = (ns1 - ns0) / 1000 / count, (c1 - c0) / 1000 / count
+        wall = (s1 - s0) * 1e6 / count
+        found.append(Window(n0 + 1, n1, per, wall, (st1 - st0) / count, cpu))
     return found
 
 
-def flatness(found: list[Window]) -> tuple[float, float]:
-    """Last window over first, for the journal's cost and the wall time (1.0 is flat).
+def flatness(found: list[Window]) -> tuple[float, float, float]:
+    """Last window over first: the journal's time, the wall time, the journal's CPU (1.0 is flat).
 
     A partial last window is left out: it averages fewer iterations than the first.
     """
     whole = [w for w in found if w.last - w.first + 1 == found[0].last - found[0].first + 1]
     first, last = whole[0], whole[-1]
-    return last.journal_us / first.journal_us, last.wall_us / first.wall_us
+    cpu = last.journal_cpu_us / first.journal_cpu_us if first.journal_cpu_us else 0.0
+    return last.journal_us / first.journal_us, last.wall_us / first.wall_us, cpu
 
 
 @contextmanager
@@ -138,10 +150,13 @@ def _timed_journal(target: str) -> Iterator[tuple[Journal, TimedConnection]]:
 async def _run(
     journal: Journal, timed: TimedConnection, iterations: int, live: bool
 ) -> list[Window]:
-    marks = [(0, timed.spent_ns, timed.statements, time.perf_counter())]
+    def now(number: int) -> Mark:
+        return number, timed.spent_ns, timed.statements, time.perf_counter(), timed.cpu_ns
+
+    marks = [now(0)]
 
     def mark(result: IterationResult) -> None:
-        marks.append((result.iteration, timed.spent_ns, timed.statements, time.perf_counter()))
+        marks.append(now(result.iteration))
         if live and len(marks) % WINDOW == 1:  # a window just closed: show it as it comes
             print(_window_line(windows(marks[-WINDOW - 1 :])[0]), flush=True)
 
@@ -160,16 +175,18 @@ def measure(target: str, iterations: int, *, live: bool = False) -> LongRun:
     with _timed_journal(target) as (journal, timed):
         location = journal.location
         found = asyncio.run(_run(journal, timed, iterations, live))
-    journal_ratio, wall_ratio = flatness(found)
-    return LongRun(location, iterations, found, journal_ratio, wall_ratio)
+    return LongRun(location, iterations, found, *flatness(found))
 
 
-_HEADING = f"{'iterations':>17}  {'journal µs/it':>13}  {'wall µs/it':>10}  {'stmts/it':>8}"
+_HEADING = (
+    f"{'iterations':>17}  {'journal µs/it':>13}  {'journal CPU µs/it':>17}  "
+    f"{'wall µs/it':>10}  {'stmts/it':>8}"
+)
 
 
 def _window_line(w: Window) -> str:
-    line = f"{w.first:>8}-{w.last:<8}  {w.journal_us:>13.1f}  {w.wall_us:>10.1f}"
-    return f"{line}  {w.statements:>8.1f}"
+    line = f"{w.first:>8}-{w.last:<8}  {w.journal_us:>13.1f}  {w.journal_cpu_us:>17.1f}"
+    return f"{line}  {w.wall_us:>10.1f}  {w.statements:>8.1f}"
 
 
 def _report(result: LongRun) -> None:
@@ -179,7 +196,10 @@ def _report(result: LongRun) -> None:
         print(_window_line(w))
     first, last = result.windows[0], result.windows[-1]
     print(f"journal per iteration: first {first.journal_us:.1f} µs, last {last.journal_us:.1f} µs")
-    print(f"last/first: journal {result.journal_ratio:.3f}, wall {result.wall_ratio:.3f}")
+    print(f"journal CPU per iteration: first {first.journal_cpu_us:.1f} µs, "
+          f"last {last.journal_cpu_us:.1f} µs")  # fmt: skip
+    print(f"last/first: journal {result.journal_ratio:.3f}, journal CPU {result.cpu_ratio:.3f}, "
+          f"wall {result.wall_ratio:.3f}")  # fmt: skip
     spread = statistics.pstdev(w.journal_us for w in result.windows)
     print(f"journal µs/it across windows: sd {spread:.1f}")
 

@@ -17,7 +17,8 @@ from northstar.journal import Journal
 
 
 def test_windows_average_each_block_of_iterations() -> None:
-    marks = [(0, 0, 0, 0.0), (1, 1000, 2, 0.001), (2, 3000, 4, 0.002), (3, 6000, 6, 0.004)]
+    marks = [(0, 0, 0, 0.0, 0), (1, 1000, 2, 0.001, 500), (2, 3000, 4, 0.002, 1000)]
+    marks.append((3, 6000, 6, 0.004, 2000))
 
     found = long_run.windows(marks, size=2)
 
@@ -26,14 +27,15 @@ def test_windows_average_each_block_of_iterations() -> None:
     assert found[1].journal_us == pytest.approx(3.0)
     assert found[0].wall_us == pytest.approx(1000.0)
     assert found[0].statements == pytest.approx(2.0)
+    assert found[0].journal_cpu_us == pytest.approx(0.5)
 
 
 def test_flatness_leaves_out_a_partial_last_window() -> None:
-    full = long_run.Window(1, 10, 2.0, 4.0, 1.0)
-    later = long_run.Window(11, 20, 3.0, 4.0, 1.0)
-    partial = long_run.Window(21, 22, 100.0, 100.0, 1.0)
+    full = long_run.Window(1, 10, 2.0, 4.0, 1.0, 1.0)
+    later = long_run.Window(11, 20, 3.0, 4.0, 1.0, 1.1)
+    partial = long_run.Window(21, 22, 100.0, 100.0, 1.0, 9.0)
 
-    assert long_run.flatness([full, later, partial]) == (1.5, 1.0)
+    assert long_run.flatness([full, later, partial]) == pytest.approx((1.5, 1.0, 1.1))
 
 
 def test_a_small_long_run_records_every_iteration(
