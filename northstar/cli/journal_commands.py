@@ -15,9 +15,11 @@ from northstar import readers
 from northstar.cli._options import journal_option
 from northstar.cli._output import expected_errors
 from northstar.journal.paths import resolve_journal, run_artifacts_dir
-from northstar.readers.artifacts import iteration_files
+from northstar.readers.artifacts import ArtifactFiles
+from northstar.readers.bounded import iteration_pages, read_window, window_reader
 from northstar.readers.changes import change_lines
 from northstar.readers.diagnoses import read_diagnoses, render_diagnoses
+from northstar.readers.rendering import header_lines, iteration_lines
 from northstar.readers.views import RunDetail
 
 __all__ = ["ChangePrinter", "runs", "show", "watch"]
@@ -41,11 +43,24 @@ def runs(journal: str | None, limit: int, as_json: bool) -> None:
 @click.argument("run_id")
 @journal_option
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def show(run_id: str, journal: str | None, as_json: bool) -> None:
-    """Show a run: iterations, steps, evidence, outputs and reasons."""
+@click.option(
+    "--last",
+    type=click.IntRange(0, 10_000),
+    default=20,
+    show_default=True,
+    help="How many of the latest iterations to show beside the failed ones.",
+)
+@click.option("--all", "show_all", is_flag=True, help="Page through every iteration.")
+def show(run_id: str, journal: str | None, as_json: bool, last: int, show_all: bool) -> None:
+    """Show a run: its failed and unknown iterations and the latest ones, with their steps."""
     with expected_errors():
         path = resolve_journal(journal)
-        detail = readers.get_run(path, run_id)
+        detail = read_window(path, run_id, tail=last)
+        if show_all and not as_json:
+            _show_every_iteration(path, detail)
+            return
+        if show_all:
+            detail = readers.get_run(path, run_id)
         diagnoses = read_diagnoses(path, run_id)
         if as_json:
             out = detail.to_dict() | {"diagnoses": [d.to_dict() for d in diagnoses]}
@@ -57,11 +72,21 @@ def show(run_id: str, journal: str | None, as_json: bool) -> None:
                 click.echo(render_diagnoses(diagnoses))
 
 
+def _show_every_iteration(path: str | Path, detail: RunDetail) -> None:
+    """The header, then every iteration a page at a time: memory holds one page."""
+    artifacts = run_artifacts_dir(path, detail.run_id)
+    click.echo("\n".join(header_lines(detail)))
+    status = detail.effective_status
+    for page in iteration_pages(path, detail.run_id, run_status=status):
+        click.echo("\n".join(iteration_lines(page, artifacts)))
+
+
 def _files_of_failures(detail: RunDetail, artifacts: Path) -> list[dict[str, Any]]:
     """Each iteration not verified with its screenshots and trace (absolute paths)."""
     out = []
+    listing = ArtifactFiles(artifacts)
     for iteration in detail.iterations:
-        files = iteration_files(artifacts, iteration.number)
+        files = listing.of(iteration.number)
         if iteration.effective_state != "verified" and files:
             trace = str(files.trace) if files.trace else None
             shots = [str(path) for path in files.screenshots]
@@ -82,6 +107,7 @@ def watch(run_id: str, journal: str | None, every: float) -> None:
                 run_id,
                 poll=lambda: asyncio.sleep(every),
                 on_change=ChangePrinter(click.echo),
+                read=window_reader(),
             )
         )
         sys.exit(0 if detail.summary.effective_status == "verified" else 1)

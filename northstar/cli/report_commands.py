@@ -6,14 +6,17 @@ from pathlib import Path
 
 import click
 
-from northstar import readers
 from northstar.cli._options import journal_option
 from northstar.cli._output import expected_errors
 from northstar.errors import UsageInvalid
 from northstar.journal.paths import resolve_journal, run_artifacts_dir
+from northstar.readers.bounded import read_window
 from northstar.readers.report import render_report
 
 __all__ = ["report"]
+
+# A report expands at most this many iterations that are not verified; verified ones are counted.
+_FAILURES_SHOWN = 200
 
 
 @click.command()
@@ -28,7 +31,7 @@ def report(run_id: str, journal: str | None, out: str | None) -> None:
     """Write RUN_ID as one HTML file: verdicts, steps, evidence, screenshots, signals."""
     with expected_errors():
         path = resolve_journal(journal)
-        detail = readers.get_run(path, run_id)
+        detail = read_window(path, run_id, tail=20, cap=_FAILURES_SHOWN)
         artifacts = run_artifacts_dir(path, run_id)
         target = Path(out) if out else artifacts / "report.html"
         try:

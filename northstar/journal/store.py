@@ -20,6 +20,7 @@ import hmac
 import json
 import os
 import secrets
+from collections import Counter
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -204,12 +205,14 @@ class Journal:
         _require(cursor.rowcount, run_id)
 
     def finish_run_when(
-        self, run_id: str, decide: Callable[[list[IterationState]], RunStatus | None]
+        self, run_id: str, decide: Callable[[Counter[IterationState]], RunStatus | None]
     ) -> RunStatus | None:
         """Set the status ``decide`` returns from the iterations' states, if the run still runs.
 
         For lanes on several workers: the run's row is locked first, so the last lane to
         settle an iteration sees every other lane's verdict and no two lanes decide at once.
+        ``decide`` gets the count of iterations per state: one row per state comes back,
+        not one per iteration, since this runs after every iteration of a long run.
         """
         with self._db.transaction("finish the run", run_id=run_id):
             locked = self._db.conn.execute(
@@ -219,9 +222,10 @@ class Journal:
             if locked == 0:
                 return None
             rows = self._db.conn.execute(
-                "SELECT state FROM iterations WHERE run_id = ?", (run_id,)
+                "SELECT state, count(*) FROM iterations WHERE run_id = ? GROUP BY state",
+                (run_id,),
             ).fetchall()
-            final = decide([IterationState(state) for (state,) in rows])
+            final = decide(Counter({IterationState(state): int(n) for state, n in rows}))
             if final is not None:
                 self._db.conn.execute(
                     "UPDATE runs SET status = ?, ended_at = ? WHERE run_id = ?",

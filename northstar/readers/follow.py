@@ -24,15 +24,18 @@ async def follow_run(
     poll: Callable[[], Awaitable[None] | None],
     on_change: Callable[[RunDetail], None],
     is_alive: Liveness = pid_alive,
+    read: Callable[..., RunDetail] = get_run,
 ) -> RunDetail:
     """Report every change of the run to ``on_change`` until its status is final.
 
     ``poll`` is the wait between reads (the CLI passes a 0.5 s sleep; tests pass a
-    function that advances a writer), so this loop itself never sleeps.
+    function that advances a writer), so this loop itself never sleeps. ``read`` is how
+    the run is read each time (``readers.bounded.window_reader`` reads only what may have
+    changed since the last poll).
     """
     last: RunDetail | None = None
     while True:
-        detail = get_run(path, run_id, is_alive=is_alive)
+        detail = read(path, run_id, is_alive=is_alive)
         if detail != last:
             on_change(detail)
             last = detail

@@ -9,13 +9,13 @@ from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 
-from northstar.readers.artifacts import iteration_files
+from northstar.readers.artifacts import ArtifactFiles
 from northstar.readers.liveness import INTERRUPTED
 from northstar.readers.views import IterationView, RunDetail, RunSummary, StepView
 from northstar.recipe.model import RetryPolicy
 from northstar.results import ACTED_ON
 
-__all__ = ["file_lines", "render_run", "render_runs"]
+__all__ = ["file_lines", "header_lines", "iteration_lines", "render_run", "render_runs"]
 
 # Shown next to a step only when it differs or was needed: the default is in the README.
 _DEFAULT_RETRY = RetryPolicy().model_dump()
@@ -41,28 +41,42 @@ def render_run(detail: RunDetail, artifacts: Path | None = None) -> str:
     With ``artifacts`` (the run's folder), each iteration that is not verified names its
     failure screenshots and trace, so a person can open them without looking for them.
     """
-    lines = _run_header(detail)
-    for iteration in detail.iterations:
+    lines = header_lines(detail)
+    lines.extend(iteration_lines(detail.iterations, artifacts))
+    if detail.omitted_iterations:
+        lines.append(
+            f"  ... {detail.omitted_iterations} more verified iterations not shown "
+            "(northstar show RUN_ID --all pages through every iteration)"
+        )
+    return "\n".join(lines)
+
+
+def iteration_lines(iterations: Sequence[IterationView], artifacts: Path | None) -> list[str]:
+    """Each iteration's line, its steps and outputs (and files of a failure), as text lines."""
+    lines: list[str] = []
+    listing = None if artifacts is None else ArtifactFiles(artifacts)
+    for iteration in iterations:
         lines.append(_iteration_line(iteration))
         lines.extend(_step_line(step) for step in iteration.steps)
         if iteration.outputs:
             pairs = ", ".join(f"{k}={_clip(v, 60)}" for k, v in iteration.outputs.items())
             lines.append(f"    outputs: {pairs}")
-        if artifacts is not None and iteration.effective_state != "verified":
-            lines.extend(file_lines(artifacts, iteration.number))
-    return "\n".join(lines)
+        if listing is not None and iteration.effective_state != "verified":
+            lines.extend(file_lines(listing, iteration.number))
+    return lines
 
 
-def file_lines(artifacts: Path, number: int) -> list[str]:
+def file_lines(artifacts: Path | ArtifactFiles, number: int) -> list[str]:
     """An iteration's screenshots and trace as lines (absolute paths), with the trace command."""
-    files = iteration_files(artifacts, number)
+    listing = artifacts if isinstance(artifacts, ArtifactFiles) else ArtifactFiles(artifacts)
+    files = listing.of(number)
     lines = [f"    screenshot: {path}" for path in files.screenshots]
     if files.trace is not None:
         lines.append(f"    trace: {files.trace}  (playwright show-trace {files.trace})")
     return lines
 
 
-def _run_header(detail: RunDetail) -> list[str]:
+def header_lines(detail: RunDetail) -> list[str]:
     run = detail.summary
     status = run.effective_status
     if status == INTERRUPTED:

@@ -16,12 +16,13 @@ import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 from northstar.readers import IterationView, RunDetail, RunEvent, StepView
-from northstar.readers.artifacts import iteration_files
+from northstar.readers.artifacts import ArtifactFiles
 from northstar.results import ACTED_ON
 
 __all__ = ["SIGNAL_EVENTS", "failed_first", "never_begun", "number_ranges", "render_report"]
@@ -109,7 +110,10 @@ def failed_first(iterations: Sequence[IterationView]) -> list[IterationView]:
 def never_begun(detail: RunDetail) -> list[int]:
     """Iteration numbers the run asked for that the journal never recorded."""
     recorded = {it.number for it in detail.iterations}
-    return [n for n in range(1, detail.summary.total_iterations + 1) if n not in recorded]
+    # A bounded read counts the verified iterations it left out: the last one read is the
+    # highest recorded, so only numbers after it can be missing for certain.
+    first = max(recorded, default=0) + 1 if detail.omitted_iterations else 1
+    return [n for n in range(first, detail.summary.total_iterations + 1) if n not in recorded]
 
 
 def number_ranges(numbers: Sequence[int]) -> str:
@@ -123,12 +127,17 @@ def number_ranges(numbers: Sequence[int]) -> str:
     return ", ".join(str(a) if a == b else f"{a}–{b}" for a, b in spans)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class _Files:
     """Where a run's files are, and where the page that links to them is written."""
 
     artifacts: Path
     page_dir: Path
+
+    @cached_property
+    def listing(self) -> ArtifactFiles:
+        """The run's folder listed once for the whole page (a long run's holds many files)."""
+        return ArtifactFiles(self.artifacts)
 
     def href(self, file: Path) -> str:
         return quote(Path(os.path.relpath(file.resolve(), self.page_dir.resolve())).as_posix())
@@ -170,7 +179,13 @@ def _iterations_heading(detail: RunDetail) -> str:
     """One list instead of a table plus cards: each card's summary line is its table row."""
     if not detail.iterations:
         return "<h2>Iterations</h2><p>No iteration was recorded.</p>"
-    return "<h2>Iterations <small>(not verified first)</small></h2>"
+    heading = "<h2>Iterations <small>(not verified first)</small></h2>"
+    if detail.omitted_iterations:
+        heading += (
+            f"<p>{detail.omitted_iterations} more verified iterations are counted, not listed: "
+            "<code>northstar show RUN_ID --all</code> lists every one.</p>"
+        )
+    return heading
 
 
 def _reason_text(iteration: IterationView) -> str:
@@ -264,7 +279,7 @@ def _evidence(step: StepView) -> str:
 def _screenshots(files: _Files, number: int) -> list[str]:
     """Thumbnails embedded in the page, each a link to the full-size file beside it."""
     figures = []
-    for png in iteration_files(files.artifacts, number).screenshots:
+    for png in files.listing.of(number).screenshots:
         moment_role = png.stem.removeprefix(f"iteration-{number:04d}-")
         moment, _, role = moment_role.partition("-")
         data = base64.b64encode(png.read_bytes()).decode("ascii")
@@ -279,7 +294,7 @@ def _screenshots(files: _Files, number: int) -> list[str]:
 
 
 def _trace(files: _Files, number: int) -> list[str]:
-    trace = iteration_files(files.artifacts, number).trace
+    trace = files.listing.of(number).trace
     if trace is None:
         return []
     return [

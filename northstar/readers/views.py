@@ -97,6 +97,10 @@ class RunDetail:
     options: dict[str, Any]
     iterations: tuple[IterationView, ...]
     events: tuple[RunEvent, ...]
+    # A bounded read (``northstar.readers.bounded``) leaves out verified iterations beyond
+    # its window: how many it left out, and how many events before the last ones it kept.
+    omitted_iterations: int = 0
+    omitted_events: int = 0
 
     @property
     def run_id(self) -> str:
@@ -118,5 +122,7 @@ class RunDetail:
             options=self.options,
             iterations=[asdict(i) for i in self.iterations],
             events=[asdict(e) for e in self.events],
+            omitted_iterations=self.omitted_iterations,
+            omitted_events=self.omitted_events,
         )
         return out

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pytest
 
 from northstar.distributed.decisions import (
@@ -45,15 +47,15 @@ def test_claim_action(
 
 
 def test_the_run_finishes_only_when_every_iteration_is_settled() -> None:
-    assert finished_status([S.VERIFIED, S.RUNNING], 2) is None
-    assert finished_status([S.VERIFIED], 2) is None
-    assert finished_status([S.VERIFIED, S.VERIFIED], 2) is RunStatus.VERIFIED
-    assert finished_status([S.VERIFIED, S.FAILED, S.STOPPED], 3) is RunStatus.FAILED
-    assert finished_status([S.NEEDS_REVIEW, S.FAILED], 2) is RunStatus.NEEDS_REVIEW
+    assert finished_status(Counter([S.VERIFIED, S.RUNNING]), 2) is None
+    assert finished_status(Counter([S.VERIFIED]), 2) is None
+    assert finished_status(Counter([S.VERIFIED, S.VERIFIED]), 2) is RunStatus.VERIFIED
+    assert finished_status(Counter([S.VERIFIED, S.FAILED, S.STOPPED]), 3) is RunStatus.FAILED
+    assert finished_status(Counter([S.NEEDS_REVIEW, S.FAILED]), 2) is RunStatus.NEEDS_REVIEW
 
 
 def test_an_unknown_outcome_blocks_the_run_at_once() -> None:
-    assert finished_status([S.UNKNOWN, S.RUNNING], 5) is RunStatus.BLOCKED
+    assert finished_status(Counter([S.UNKNOWN, S.RUNNING]), 5) is RunStatus.BLOCKED
 
 
 SPECS = {"title": Param(), "password": Param(secret=True, required=True)}
