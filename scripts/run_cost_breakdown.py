@@ -39,6 +39,7 @@ from northstar.logs import configure_logging
 def _patches(name: str) -> list[tuple[Any, str, Any]]:
     """(object, attribute, replacement) for a variant; empty for ``base`` and baselines."""
     import browser_adapters.session as session
+    from browser_adapters.host import PlaywrightHost
     from browser_adapters.acted_on import ActedOn
     from browser_adapters.browser_watch import BrowserWatch
     from browser_adapters.origin_gate import OriginGate
@@ -63,6 +64,8 @@ def _patches(name: str) -> list[tuple[Any, str, Any]]:
         "no_watch": [(BrowserWatch, "call", unraced)],
         "no_diag": [(StepDiagnosis, "before_step", nothing)],
         "no_step_started": [(JournalRecorder, "step_started", lambda *_: None)],
+        # Not a piece off: the setting ``context_reset`` on (one context per lane, reset).
+        "reset": [(PlaywrightHost, "_reuses_contexts", lambda _: True)],
     }.get(name, [])
 
 

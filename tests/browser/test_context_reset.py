@@ -48,10 +48,17 @@ ADD_FRAME = """url => new Promise(loaded => {
 
 
 @pytest.fixture(scope="module")
-async def reset_host() -> AsyncIterator[PlaywrightHost]:
-    """A browser whose iterations reuse one context, reset between them."""
-    async with PlaywrightHost(BrowserSettings(context_reset=True)) as started:
+async def other_host(host: PlaywrightHost) -> AsyncIterator[PlaywrightHost]:
+    """A browser in the mode the session's ``host`` is not in (new or reset contexts)."""
+    settings = BrowserSettings(context_reset=not host.options.context_reset)
+    async with PlaywrightHost(settings) as started:
         yield started
+
+
+@pytest.fixture
+def reset_host(host: PlaywrightHost, other_host: PlaywrightHost) -> PlaywrightHost:
+    """The browser whose iterations reuse one context per lane, reset between them."""
+    return host if host.options.context_reset else other_host
 
 
 def found(state: dict[str, bool]) -> set[str]:
@@ -69,9 +76,10 @@ async def state_in(session: PlaywrightSession, plan: Plan, script: str, other: s
 @pytest.mark.browser
 @pytest.mark.parametrize("mode", ["new context", "reset context"])
 async def test_nothing_an_iteration_sets_is_found_by_the_next(
-    mode: str, host: PlaywrightHost, reset_host: PlaywrightHost, site: FixtureSite
+    mode: str, host: PlaywrightHost, other_host: PlaywrightHost, site: FixtureSite
 ) -> None:
-    used = reset_host if mode == "reset context" else host
+    resetting = mode == "reset context"
+    used = host if host.options.context_reset is resetting else other_host
     plan = make_plan(recipe("/state", LOADED), base_url=site.base_url)
     other = site.base_url.replace("127.0.0.1", "localhost")
     async with used.session(plan) as first:
@@ -83,7 +91,25 @@ async def test_nothing_an_iteration_sets_is_found_by_the_next(
         reused = second.page("site") is first_page
     assert (found(page_set), found(frame_set)) == (EVERY_KIND, FRAME_KINDS)
     assert (found(page_read), found(frame_read)) == (set(), set())
-    assert reused is (mode == "reset context")  # the same tab: sessionStorage was cleared
+    assert reused is resetting  # the same tab: sessionStorage was cleared
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("mode", ["new context", "reset context"])
+async def test_keep_context_keeps_what_an_iteration_sets_in_either_mode(
+    mode: str, host: PlaywrightHost, other_host: PlaywrightHost, site: FixtureSite
+) -> None:
+    """``--keep-context``: one session for the lane, its tabs closed between iterations."""
+    resetting = mode == "reset context"
+    used = host if host.options.context_reset is resetting else other_host
+    plan = make_plan(recipe("/state", LOADED), base_url=site.base_url)
+    async with used.session(plan) as kept:
+        await kept.context.grant_permissions(["geolocation"], origin=site.base_url)
+        page_set, _ = await state_in(kept, plan, "setAllState()", site.base_url)
+        await kept.begin(plan)  # what the runner does at the start of the next iteration
+        page_read, _ = await state_in(kept, plan, "readAllState()", site.base_url)
+    assert found(page_set) == EVERY_KIND
+    assert found(page_read) == EVERY_KIND - {"session_storage"}  # it belongs to a closed tab
 
 
 @pytest.mark.browser
