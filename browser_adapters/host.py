@@ -87,6 +87,7 @@ class PlaywrightHost:
             # browser's close() closes the contexts we made and disconnects; it stays up.
             with suppress(PlaywrightError, NorthstarError):
                 await self.watch.call(self._browser.close(), what="close the browser")
+        self._idle.clear()  # closed with the browser: a later session must not get one
         await self._stack.aclose()
 
     async def _launch(self, playwright: Playwright) -> Browser:
