@@ -4,9 +4,13 @@ One browser process serves every iteration of a run (launching is the expensive 
 with ``--cdp-url`` / ``--ws-endpoint`` it is someone else's browser, connected to instead
 (``browser_adapters.remote``), and closing the host only disconnects from it.
 each iteration gets a fresh ``BrowserContext`` so cookies and storage do not leak from
-one iteration into the next unless a profile (storage state) is given. The host's calls
-on the browser run through its ``BrowserWatch``: a browser that was killed ends them with
-``BROWSER_CLOSED`` (see ``browser_watch``), and closing what is already gone is skipped.
+one iteration into the next unless a profile (storage state) is given. With
+``context_reset`` a context is reused instead and reset between iterations
+(``context_reset.py`` says what that clears); a profile or a HAR to record or replay
+belongs to a context's creation, so with one of those every iteration gets a new context.
+The host's calls on the browser run through its ``BrowserWatch``: a browser that was
+killed ends them with ``BROWSER_CLOSED`` (see ``browser_watch``), and closing what is
+already gone is skipped.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from playwright.async_api import Browser, BrowserContext, Playwright, async_play
 from playwright.async_api import Error as PlaywrightError
 
 from browser_adapters.browser_watch import BrowserWatch, watch_of, watched
+from browser_adapters.context_reset import ReusableContext
 from browser_adapters.discovery import find_browser
 from browser_adapters.early_driver import take_early
 from browser_adapters.har_replay import har_recording_options, replay_from_har
@@ -53,6 +58,8 @@ class PlaywrightHost:
         self._stack = AsyncExitStack()
         self._browser: Browser | None = None
         self._gate: OriginGate | None = None
+        self._idle: list[ReusableContext] = []  # reset contexts a lane's next iteration takes
+        self._shares_browser = False
 
     async def __aenter__(self) -> PlaywrightHost:
         try:
@@ -80,6 +87,7 @@ class PlaywrightHost:
             # browser's close() closes the contexts we made and disconnects; it stays up.
             with suppress(PlaywrightError, NorthstarError):
                 await self.watch.call(self._browser.close(), what="close the browser")
+        self._idle.clear()  # closed with the browser: a later session must not get one
         await self._stack.aclose()
 
     async def _launch(self, playwright: Playwright) -> Browser:
@@ -126,7 +134,11 @@ class PlaywrightHost:
 
     @asynccontextmanager
     async def session(self, plan: Plan) -> AsyncIterator[PlaywrightSession]:
-        """A fresh context for one iteration, closed on every path."""
+        """A fresh context for one iteration, closed on every path (or one reset after it)."""
+        if self._reuses_contexts():
+            async with self._reused_session(plan) as session:
+                yield session
+            return
         context = await self._new_context()
         try:
             yield await self._start_session(context, plan)
@@ -139,6 +151,39 @@ class PlaywrightHost:
             storage_state=self.options.storage_state,
             **har_recording_options(self.options.record_har),
         )
+
+    def _reuses_contexts(self) -> bool:
+        """Whether iterations reuse a reset context (options that shape a new one say no)."""
+        given = self.options
+        shaped = given.storage_state or given.record_har or given.replay_har
+        return given.context_reset and not shaped and not self._shares_browser
+
+    @asynccontextmanager
+    async def _reused_session(self, plan: Plan) -> AsyncIterator[PlaywrightSession]:
+        """An idle reset context (or a new one); reset and put back after the iteration."""
+        reusable = self._idle.pop() if self._idle else await self._new_reusable()
+        reusable.declared.update(o for tab in plan.tabs.values() for o in tab.origins)
+        session = PlaywrightSession(
+            reusable.context, plan, gate=self.gate, spare=reusable.take_kept()
+        )
+        try:
+            yield session
+        finally:
+            session.release()
+            await self._put_back(reusable)
+
+    @watched
+    async def _new_reusable(self) -> ReusableContext:
+        return await ReusableContext.open(self.browser, {})
+
+    async def _put_back(self, reusable: ReusableContext) -> None:
+        """Reset the context for the next iteration; one that cannot be reset is closed."""
+        try:
+            await self.watch.call(reusable.reset(), what="reset the context")
+        except (PlaywrightError, NorthstarError):
+            await _close(reusable.context, self.watch)
+            return
+        self._idle.append(reusable)
 
     @watched
     async def _start_session(self, context: BrowserContext, plan: Plan) -> PlaywrightSession:
@@ -164,6 +209,7 @@ class PlaywrightHost:
         view = PlaywrightHost(options)
         view._browser = self.browser
         view._gate = self.gate
+        view._shares_browser = True  # nothing would close the contexts it kept
         return view
 
 

@@ -127,8 +127,11 @@ class PlaywrightSession:
         gate: OriginGate,
         unrecorded: UnrecordedRequests | None = None,
         given: Mapping[str, Page] | None = None,
+        spare: Page | None = None,
     ) -> None:
         self._context = context
+        self._spare = spare  # a blank page of a reused context: the first tab opened takes it
+        self._listeners: list[tuple[Page, str, Callable[[Page], None]]] = []
         self._given = dict(given or {})  # role -> a page someone else opened, used on open
         self._lent = list(self._given.values())  # never closed here: their owner closes them
         self.watch: BrowserWatch = watch_of(context.browser)
@@ -198,7 +201,9 @@ class PlaywrightSession:
     @watched
     async def open_tab(self, tab: BoundTab, *, timeout_ms: int) -> Evidence:
         assert tab.start is not None
-        page = self._given.pop(tab.role, None) or await self._context.new_page()
+        page = (
+            self._given.pop(tab.role, None) or self._take_spare() or await self._context.new_page()
+        )
         self._bind(tab.role, page)
         try:
             async with converted_errors(f"open tab {tab.role!r}", tab=tab.role):
@@ -210,12 +215,26 @@ class PlaywrightSession:
         shown = redact(tab.start, self._secrets)
         return Evidence("tab_opened", tab.role, f"open {shown}", True, self._shown_url(page))
 
+    def _take_spare(self) -> Page | None:
+        spare, self._spare = self._spare, None
+        return None if spare is None or spare.is_closed() else spare
+
     def _bind(self, role: str, page: Page) -> None:
         self._pages[role] = page
         self._closed.discard(role)
         self._snapshots.pop(role, None)
-        page.on("close", lambda _page: self._on_close(role, _page))
-        page.on("popup", lambda popup: self._on_popup(role, popup))
+        self._listen(page, "close", lambda _page: self._on_close(role, _page))
+        self._listen(page, "popup", lambda popup: self._on_popup(role, popup))
+
+    def _listen(self, page: Page, event: str, handler: Callable[[Page], None]) -> None:
+        page.on(event, handler)  # type: ignore[call-overload]
+        self._listeners.append((page, event, handler))
+
+    def release(self) -> None:
+        """Stop listening to the pages: a reused context's kept page outlives this session."""
+        for page, event, handler in self._listeners:
+            page.remove_listener(event, handler)
+        self._listeners.clear()
 
     async def _discard(self, role: str, page: Page) -> None:
         """Forget a role whose destination did not load: it is not open, so a retry reopens it."""

@@ -113,6 +113,8 @@ class BrowserSettings:
     pause: PauseFunction | None = None  # how a pause waits; default: Playwright's Inspector
     record_har: str | None = None  # record each context's network to this HAR file
     replay_har: str | None = None  # --replay: every request answered from this HAR
+    # Reuse a context per lane, reset between iterations, instead of a new one each time.
+    context_reset: bool = True
     # Playwright launch options as given (pytest-playwright's ``browser_type_launch_args``):
     # they win over the fields above; their ``args`` come after ``extra_args``.
     launch_options: Mapping[str, Any] = field(default_factory=dict)

@@ -8,8 +8,9 @@ in a real run. Variants: ``base`` (the code as it is), ``no_acted_on`` (the acte
 answers without asking the page), ``no_gate`` (the origin gate neither intercepts nor
 watches pages), ``no_watch`` (calls are not raced against the browser's going away),
 ``no_diag`` (no diagnosis baseline), ``no_step_started`` (no journal record of a step's
-start), and the baselines ``fresh``, ``reuse_css``,
-``reuse_semantic`` (the hand-written scripts of ``northstar.bench``).
+start), ``new_context`` (a new context per iteration instead of a reset one), and the
+baselines ``fresh``, ``reuse_css``, ``reuse_semantic`` (the hand-written scripts of
+``northstar.bench``).
 
 Every variant runs ITERATIONS iterations of ``recipes/contact-form.yaml`` once per round,
 in a rotating order, through ``northstar.bench``'s measurement (wall, this process's
@@ -41,6 +42,7 @@ def _patches(name: str) -> list[tuple[Any, str, Any]]:
     import browser_adapters.session as session
     from browser_adapters.acted_on import ActedOn
     from browser_adapters.browser_watch import BrowserWatch
+    from browser_adapters.host import PlaywrightHost
     from browser_adapters.origin_gate import OriginGate
     from northstar.journal.recorder import JournalRecorder
     from northstar.run.diagnosis import StepDiagnosis
@@ -63,6 +65,8 @@ def _patches(name: str) -> list[tuple[Any, str, Any]]:
         "no_watch": [(BrowserWatch, "call", unraced)],
         "no_diag": [(StepDiagnosis, "before_step", nothing)],
         "no_step_started": [(JournalRecorder, "step_started", lambda *_: None)],
+        # Not a piece off: the setting ``context_reset`` off (a new context per iteration).
+        "new_context": [(PlaywrightHost, "_reuses_contexts", lambda _: False)],
     }.get(name, [])
 
 

@@ -1,0 +1,113 @@
+"""One ``BrowserContext`` per lane, reset between iterations to what a new one would hold.
+
+A new context per iteration costs a new renderer process and, in it, Playwright's injected
+script rebuilt in every page; reusing the context saves both. The reset is what makes the
+reuse as strong as a new context for everything that carries identity:
+
+- every page but one is closed, and that one (the next iteration's first tab) is sent to
+  ``about:blank``, so no document of the last iteration is left running;
+- ``clear_cookies`` (every cookie, HttpOnly ones too) and ``clear_permissions``;
+- for every origin a document of the context committed (every frame of every page: tab
+  roles, popups and cross-origin subframes, whose partitioned storage goes too) and every
+  tab role's origin, CDP ``Storage.clearDataForOrigin(storageTypes="all")``: localStorage,
+  sessionStorage (which ``about:blank`` alone would keep for the same tab), IndexedDB,
+  Cache Storage, service workers, file systems, websql;
+- ``Network.clearBrowserCache``: the context's in-memory HTTP cache, so a page of the last
+  iteration is fetched again rather than served from it.
+
+What a reused context keeps: the kept page's back/forward history (no step goes back),
+open sockets and the HTTP authentication cache of the browser's network context.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from contextlib import suppress
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+from playwright.async_api import Browser, BrowserContext, CDPSession, Frame, Page
+from playwright.async_api import Error as PlaywrightError
+
+__all__ = ["ReusableContext", "origins_to_clear"]
+
+
+def origins_to_clear(committed: Iterable[str], declared: Iterable[str]) -> list[str]:
+    """The http(s) origins whose storage a reset clears: committed documents' and the roles'.
+
+    ``about:blank``, ``data:`` and the like hold no storage of their own (they use their
+    creator's origin, which is in the list through the creator's own document).
+    """
+    origins = set()
+    for url in (*committed, *declared):
+        parts = urlsplit(url)
+        if parts.scheme in ("http", "https") and parts.netloc:
+            origins.add(f"{parts.scheme}://{parts.netloc}".lower())
+    return sorted(origins)
+
+
+@dataclass
+class _CommittedOrigins:
+    """The URL of every document committed in any frame of the context since the last reset."""
+
+    urls: set[str] = field(default_factory=set)
+
+    def follow(self, context: BrowserContext) -> None:
+        context.on("page", self._follow_page)
+
+    def _follow_page(self, page: Page) -> None:
+        page.on("framenavigated", self._committed)
+
+    def _committed(self, frame: Frame) -> None:
+        self.urls.add(frame.url)
+
+    def take(self) -> set[str]:
+        urls, self.urls = self.urls, set()
+        return urls
+
+
+@dataclass
+class ReusableContext:
+    """A lane's context and its kept page, with the reset that runs between iterations."""
+
+    context: BrowserContext
+    kept: Page
+    committed: _CommittedOrigins
+    declared: set[str] = field(default_factory=set)  # the tab roles' origins since the reset
+
+    @classmethod
+    async def open(cls, browser: Browser, options: dict[str, Any]) -> ReusableContext:
+        context = await browser.new_context(**options)
+        committed = _CommittedOrigins()
+        committed.follow(context)  # before any page exists: every frame is followed
+        return cls(context, await context.new_page(), committed)
+
+    def take_kept(self) -> Page | None:
+        """The kept page for the iteration's first tab (once), if it is still open."""
+        kept = self.kept
+        return None if kept.is_closed() else kept
+
+    async def reset(self) -> None:
+        """Close the iteration's other pages, then clear everything listed in the docstring."""
+        if self.kept.is_closed():
+            self.kept = await self.context.new_page()
+        for page in self.context.pages:
+            if page is not self.kept:
+                with suppress(PlaywrightError):  # closed meanwhile: nothing to close
+                    await page.close()
+        await self.kept.goto("about:blank")
+        await self.context.clear_cookies()
+        await self.context.clear_permissions()
+        await self._clear_storage(origins_to_clear(self.committed.take(), self.declared))
+        self.declared.clear()
+
+    async def _clear_storage(self, origins: list[str]) -> None:
+        cdp: CDPSession = await self.context.new_cdp_session(self.kept)
+        try:
+            for origin in origins:
+                params = {"origin": origin, "storageTypes": "all"}
+                await cdp.send("Storage.clearDataForOrigin", params)
+            await cdp.send("Network.clearBrowserCache")
+        finally:
+            await cdp.detach()
