@@ -29,7 +29,7 @@ COPY pyproject.toml README.md /src/
 COPY northstar /src/northstar
 COPY browser_adapters /src/browser_adapters
 RUN python3 -m venv "$VIRTUAL_ENV" \
-    && "$VIRTUAL_ENV/bin/pip" install --no-cache-dir --disable-pip-version-check "/src[mcp]" \
+    && "$VIRTUAL_ENV/bin/pip" install --no-cache-dir --disable-pip-version-check "/src[mcp,distributed]" \
     && rm -rf /src
 
 RUN useradd --create-home --uid 10001 northstar \
