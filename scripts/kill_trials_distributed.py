@@ -1,6 +1,7 @@
 """Kill trials of distributed runs: SIGKILL a worker mid-iteration, recover, count the posts.
 
     .venv/bin/python scripts/kill_trials_distributed.py [--trials 20] [--iterations 4]
+        [--random SEED]
 
 Each trial starts a throwaway Postgres database, the fixture site and two
 ``northstar worker`` processes (2 lanes each), both armed with one failpoint
@@ -12,11 +13,17 @@ workflows; the journal decides whether to run them again or call them unknown), 
 the run to end, reconciles and resumes it when it is blocked or unfinished, and counts what
 the site received: every title must be there exactly once. One line per trial, then a
 summary; exit 1 if any trial lost or repeated a post.
+
+With ``--random SEED`` no failpoint is armed: each trial SIGKILLs one of the two workers
+(chosen at random) at a random moment 0.5-6 s after the run is queued, and does not
+restart it: the survivor takes its unfinished iterations over (``--takeover-every 1``).
+The wait before the kill is the one deliberate timer here: a random moment is the point.
 """
 
 from __future__ import annotations
 
 import argparse
+import random
 import subprocess
 import sys
 import tempfile
@@ -66,16 +73,27 @@ def diagnosis(url: str, run_id: str, workers: list[Worker]) -> str:
     return f"iterations={states} workflows={flows} workers={[w.lines for w in workers]}"
 
 
-def trial(number: int, iterations: int, pg: PostgresServer, site: FixtureSite) -> dict[str, object]:
+def trial(
+    number: int,
+    iterations: int,
+    pg: PostgresServer,
+    site: FixtureSite,
+    rng: random.Random | None = None,
+) -> dict[str, object]:
     site.reset()
     point, at = POINTS[number % len(POINTS)], 1 + number % iterations
+    killed_at = f"{point}@{at}"
     url = pg.create_database(f"trial_{number}")
     folder = Path(tempfile.mkdtemp(prefix="northstar-kill-"))
     titles = [f"Trial {number} post {n}" for n in range(1, iterations + 1)]
     rows = write_rows(folder / "rows.jsonl", titles)
     recipe = recipe_without_settling(folder)
-    armed = {"NORTHSTAR_FAILPOINT": f"{point}@{at}"}
-    workers = [Worker(url, "posts", f"t{number}w{n}", cwd=folder, env=armed) for n in (1, 2)]
+    armed = {} if rng else {"NORTHSTAR_FAILPOINT": f"{point}@{at}"}
+    every = 1.0 if rng else None
+    workers = [
+        Worker(url, "posts", f"t{number}w{n}", cwd=folder, env=armed, takeover_every=every)
+        for n in (1, 2)
+    ]
     try:
         for worker in workers:
             worker.ready(120)
@@ -83,8 +101,15 @@ def trial(number: int, iterations: int, pg: PostgresServer, site: FixtureSite) -
         queued = northstar("run", recipe, "--base-url", site.base_url, *same, "--queue", "posts",
                            "--detach", cwd=folder)  # fmt: skip
         run_id = queued.stdout.strip()
-        paused = first_to_say(f"failpoint {point} {at}", workers)
-        if paused is not None:
+        paused: Worker | None
+        if rng is not None:
+            paused, delay = rng.choice(workers), rng.uniform(0.5, 6.0)
+            killed_at = f"random@{delay:.1f}s"
+            time.sleep(delay)  # the random moment (see the module docstring)
+            paused.kill()  # not restarted: the other worker takes its work over
+        else:
+            paused = first_to_say(f"failpoint {point} {at}", workers)
+        if paused is not None and rng is None:
             paused.kill()
             for other in workers:  # DBOS may queue the killed worker's iteration for another
                 other.release_failpoint()  # armed worker: let it pass the point, not freeze
@@ -107,7 +132,7 @@ def trial(number: int, iterations: int, pg: PostgresServer, site: FixtureSite) -
     received = Counter(s["title"] for s in site.submissions())
     return {
         "trial": number,
-        "killed_at": f"{point}@{at}",
+        "killed_at": killed_at,
         "killed": paused is not None,
         "statuses": " -> ".join(steps),
         "duplicates": sum(count - 1 for count in received.values() if count > 1),
@@ -120,12 +145,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--trials", type=int, default=20)
     parser.add_argument("--iterations", type=int, default=4)
     parser.add_argument("--first", type=int, default=0, help="number of the first trial")
+    parser.add_argument("--random", type=int, metavar="SEED", help="kill at random moments")
     args = parser.parse_args(argv)
+    rng = None if args.random is None else random.Random(args.random)
     results = []
     with PostgresServer() as pg, FixtureSite() as site:
         for number in range(args.first, args.first + args.trials):
             began = time.monotonic()
-            result = trial(number, args.iterations, pg, site)
+            result = trial(number, args.iterations, pg, site, rng)
             result["seconds"] = round(time.monotonic() - began, 1)
             results.append(result)
             print(" ".join(f"{k}={v}" for k, v in result.items()), flush=True)
