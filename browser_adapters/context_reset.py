@@ -75,6 +75,7 @@ class ReusableContext:
     kept: Page
     committed: _CommittedOrigins
     declared: set[str] = field(default_factory=set)  # the tab roles' origins since the reset
+    cdp: CDPSession | None = None  # the kept page's session, made at the first reset
 
     @classmethod
     async def open(cls, browser: Browser, options: dict[str, Any]) -> ReusableContext:
@@ -91,23 +92,23 @@ class ReusableContext:
     async def reset(self) -> None:
         """Close the iteration's other pages, then clear everything listed in the docstring."""
         if self.kept.is_closed():
-            self.kept = await self.context.new_page()
+            self.kept, self.cdp = await self.context.new_page(), None
         for page in self.context.pages:
             if page is not self.kept:
                 with suppress(PlaywrightError):  # closed meanwhile: nothing to close
                     await page.close()
-        await self.kept.goto("about:blank")
+        # Committed is enough: by then the last document is gone; about:blank has no load.
+        await self.kept.goto("about:blank", wait_until="commit")
         await self.context.clear_cookies()
         await self.context.clear_permissions()
         await self._clear_storage(origins_to_clear(self.committed.take(), self.declared))
         self.declared.clear()
 
     async def _clear_storage(self, origins: list[str]) -> None:
-        cdp: CDPSession = await self.context.new_cdp_session(self.kept)
-        try:
-            for origin in origins:
-                params = {"origin": origin, "storageTypes": "all"}
-                await cdp.send("Storage.clearDataForOrigin", params)
-            await cdp.send("Network.clearBrowserCache")
-        finally:
-            await cdp.detach()
+        # One session for the kept page's life: a new one per reset costs two round trips.
+        if self.cdp is None:
+            self.cdp = await self.context.new_cdp_session(self.kept)
+        for origin in origins:
+            params = {"origin": origin, "storageTypes": "all"}
+            await self.cdp.send("Storage.clearDataForOrigin", params)
+        await self.cdp.send("Network.clearBrowserCache")

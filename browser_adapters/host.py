@@ -15,6 +15,7 @@ already gone is skipped.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager, suppress
 from pathlib import Path
@@ -58,7 +59,8 @@ class PlaywrightHost:
         self._stack = AsyncExitStack()
         self._browser: Browser | None = None
         self._gate: OriginGate | None = None
-        self._idle: list[ReusableContext] = []  # reset contexts a lane's next iteration takes
+        # Contexts being reset (the task says whether it worked) for a lane's next iteration.
+        self._idle: list[tuple[ReusableContext, asyncio.Task[bool]]] = []
         self._shares_browser = False
 
     async def __aenter__(self) -> PlaywrightHost:
@@ -82,6 +84,7 @@ class PlaywrightHost:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        await self._resets_settled()
         if self._browser is not None and not self.watch.gone:
             # Gone meanwhile (crashed or killed) means nothing is left to close. A connected
             # browser's close() closes the contexts we made and disconnects; it stays up.
@@ -161,7 +164,7 @@ class PlaywrightHost:
     @asynccontextmanager
     async def _reused_session(self, plan: Plan) -> AsyncIterator[PlaywrightSession]:
         """An idle reset context (or a new one); reset and put back after the iteration."""
-        reusable = self._idle.pop() if self._idle else await self._new_reusable()
+        reusable = await self._reset_reusable() or await self._new_reusable()
         reusable.declared.update(o for tab in plan.tabs.values() for o in tab.origins)
         session = PlaywrightSession(
             reusable.context, plan, gate=self.gate, spare=reusable.take_kept()
@@ -170,20 +173,44 @@ class PlaywrightHost:
             yield session
         finally:
             session.release()
-            await self._put_back(reusable)
+            self._put_back(reusable)
 
     @watched
     async def _new_reusable(self) -> ReusableContext:
         return await ReusableContext.open(self.browser, {})
 
-    async def _put_back(self, reusable: ReusableContext) -> None:
+    def _put_back(self, reusable: ReusableContext) -> None:
+        """Start the context's reset; the next iteration that takes it waits for the end.
+
+        The reset runs while the runner journals the iteration that just ended, so its
+        round trips to the browser do not add to the lane's time; nothing uses the context
+        before its reset is over.
+        """
+        resetting = asyncio.ensure_future(self._reset_or_close(reusable))
+        self._idle.append((reusable, resetting))
+
+    async def _reset_or_close(self, reusable: ReusableContext) -> bool:
         """Reset the context for the next iteration; one that cannot be reset is closed."""
         try:
             await self.watch.call(reusable.reset(), what="reset the context")
         except (PlaywrightError, NorthstarError):
             await _close(reusable.context, self.watch)
-            return
-        self._idle.append(reusable)
+            return False
+        return True
+
+    async def _reset_reusable(self) -> ReusableContext | None:
+        """An idle context once its reset is over, or ``None`` when none could be reset."""
+        while self._idle:
+            reusable, resetting = self._idle.pop()
+            if await resetting:
+                return reusable
+        return None
+
+    async def _resets_settled(self) -> None:
+        """Let resets still running end before the browser closes under them."""
+        for _, resetting in self._idle:
+            with suppress(Exception):
+                await resetting
 
     @watched
     async def _start_session(self, context: BrowserContext, plan: Plan) -> PlaywrightSession:

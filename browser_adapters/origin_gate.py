@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import re
+import weakref
 from collections.abc import Callable, Iterable
 from contextlib import suppress
 from dataclasses import dataclass
@@ -88,6 +89,9 @@ class OriginGate:
     def __init__(self, cdp: CDPSession) -> None:
         self._cdp = cdp
         self._watched: dict[str, _Watched] = {}
+        # A page's target id, asked once: a reused context's kept page is watched again every
+        # iteration, and a CDP session per watch would pile up on it.
+        self._targets: weakref.WeakKeyDictionary[Page, str] = weakref.WeakKeyDictionary()
         self._replies: set[asyncio.Task[None]] = set()
 
     @classmethod
@@ -108,11 +112,17 @@ class OriginGate:
             await self._cdp.detach()
 
     async def watch(self, context: BrowserContext, page: Page, guard: PageGuard) -> None:
-        """Guard ``page`` from its next navigation on; call it before the page's first."""
-        # The session goes away with the page; detaching it would cost one more round trip.
-        cdp = await context.new_cdp_session(page)
-        info = await cdp.send("Target.getTargetInfo")
-        self._watched[info["targetInfo"]["targetId"]] = _Watched(guard)
+        """Guard ``page`` from its next navigation on (a new guard replaces an earlier one).
+
+        Call it before the page's first navigation of the iteration.
+        """
+        target = self._targets.get(page)
+        if target is None:
+            # The session goes away with the page; detaching it would cost one more round trip.
+            cdp = await context.new_cdp_session(page)
+            info = await cdp.send("Target.getTargetInfo")
+            target = self._targets[page] = info["targetInfo"]["targetId"]
+        self._watched[target] = _Watched(guard)
 
     def _on_target_created(self, event: dict[str, Any]) -> None:
         # Chromium reports a popup before its first request: its guard is in place in time.

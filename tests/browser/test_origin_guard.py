@@ -14,8 +14,11 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
-from playwright.async_api import Page
+from playwright.async_api import CDPSession, Page
+from playwright.async_api import Error as PlaywrightError
 
+from browser_adapters import PlaywrightHost
+from browser_adapters.origin_gate import PageGuard, Refusal
 from browser_adapters.session import foreign_origin_pattern
 from fixtures.other_origin import OtherOrigin
 from fixtures.site_server import FixtureSite
@@ -248,3 +251,36 @@ async def test_undeclared_popup_inside_the_origins_is_closed_and_recorded(
     assert "/items?page=1" in evidence[0].found
     assert len(popups) == 1
     assert popups[0].is_closed()
+
+
+async def test_a_page_watched_again_has_the_new_guard_and_no_new_cdp_session(
+    host: PlaywrightHost, other: OtherOrigin
+) -> None:
+    """A reused context's kept page is watched once per iteration, each time with its guard."""
+    refusals: list[Refusal] = []
+
+    def guard(*origins: str) -> PageGuard:
+        return PageGuard(frozenset(origins), refusals.append, lambda: guard(*origins))
+
+    context = await host.browser.new_context()
+    sessions = 0
+    made = context.new_cdp_session
+
+    async def counted(page: Page) -> CDPSession:
+        nonlocal sessions
+        sessions += 1
+        return await made(page)
+
+    context.new_cdp_session = counted  # type: ignore[method-assign]
+    try:
+        page = await context.new_page()
+        await host.gate.watch(context, page, guard(other.base_url))
+        await page.goto(landing(other))  # the first guard lets it go there
+        await host.gate.watch(context, page, guard("http://127.0.0.1:1"))
+        with pytest.raises(PlaywrightError, match="ERR_BLOCKED_BY_CLIENT"):
+            await page.goto(landing(other))
+    finally:
+        await context.close()
+    assert [r.url for r in refusals] == [landing(other)]
+    assert other.requests() == ["GET /landing"]
+    assert sessions == 1
