@@ -4,9 +4,11 @@ Runs N iterations (default 100,000) of ``recipes/contact-form.yaml`` with ``exec
 on the fake browser (every call answers at once), recording into a real journal, and
 prints per window of 1,000 iterations the journal's cost per iteration (the time spent in
 the database driver's ``execute``, measured by wrapping the connection) and the whole
-iteration's wall time. The figure that matters is the ratio of the last window to the
-first: a query that scans every iteration so far, or an index that is missing, makes it
-grow with the run; a flat journal keeps it near 1.
+iteration's wall time, and the process's peak resident memory (``ru_maxrss``) when the
+window closed. The figure that matters is the ratio of the last window to the first: a
+query that scans every iteration so far, or an index that is missing, makes it grow with
+the run; a flat journal keeps it near 1. A run engine that keeps every iteration's result
+makes the peak RSS climb window after window; a bounded one levels off.
 
 The journal is a fresh SQLite file by default; ``--journal postgresql://...`` measures an
 (empty) Postgres database, and ``--postgres`` starts a throwaway cluster for it
@@ -18,7 +20,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import resource
 import statistics
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -90,6 +94,7 @@ class Window:
     wall_us: float
     statements: float
     journal_cpu_us: float = 0.0
+    peak_rss_mb: float = 0.0  # the process's peak resident memory when the window closed
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,24 +109,30 @@ class LongRun:
     cpu_ratio: float
 
 
-Mark = tuple[int, int, int, float, int]
+Mark = tuple[int, int, int, float, int, float]
 
 
 def windows(marks: list[Mark], size: int = WINDOW) -> list[Window]:
     """Per-window averages from cumulative marks.
 
-    A mark is ``(iteration, journal ns, statements, wall s, journal CPU ns)``; the marks
-    start with the state before the first iteration (iteration 0).
+    A mark is ``(iteration, journal ns, statements, wall s, journal CPU ns, peak RSS
+    MB)``; the marks start with the state before the first iteration (iteration 0).
     """
     found: list[Window] = []
     for start in range(0, len(marks) - 1, size):
         end = min(start + size, len(marks) - 1)
-        (n0, ns0, st0, s0, c0), (n1, ns1, st1, s1, c1) = marks[start], marks[end]
+        (n0, ns0, st0, s0, c0, _), (n1, ns1, st1, s1, c1, rss) = marks[start], marks[end]
         count = n1 - n0
         per, cpu = (ns1 - ns0) / 1000 / count, (c1 - c0) / 1000 / count
         wall = (s1 - s0) * 1e6 / count
-        found.append(Window(n0 + 1, n1, per, wall, (st1 - st0) / count, cpu))
+        found.append(Window(n0 + 1, n1, per, wall, (st1 - st0) / count, cpu, rss))
     return found
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident memory so far (``ru_maxrss``: KiB on Linux, bytes on macOS)."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / (1024 * 1024) if sys.platform == "darwin" else peak / 1024
 
 
 def flatness(found: list[Window]) -> tuple[float, float, float]:
@@ -151,20 +162,23 @@ async def _run(
     journal: Journal, timed: TimedConnection, iterations: int, live: bool
 ) -> list[Window]:
     def now(number: int) -> Mark:
-        return number, timed.spent_ns, timed.statements, time.perf_counter(), timed.cpu_ns
+        clock = time.perf_counter()
+        return number, timed.spent_ns, timed.statements, clock, timed.cpu_ns, peak_rss_mb()
 
-    marks = [now(0)]
+    marks = [now(0)]  # one per window boundary: the bench itself stays flat in memory
 
     def mark(result: IterationResult) -> None:
+        if result.iteration % WINDOW and result.iteration != iterations:
+            return
         marks.append(now(result.iteration))
-        if live and len(marks) % WINDOW == 1:  # a window just closed: show it as it comes
-            print(_window_line(windows(marks[-WINDOW - 1 :])[0]), flush=True)
+        if live:  # a window just closed: show it as it comes
+            print(_window_line(windows(marks[-2:], size=1)[0]), flush=True)
 
     request = recipe_request(FAKE_BASE_URL, iterations)
     outcome = await execute_run(request, host=_InstantHost(), journal=journal, on_result=mark)
     if outcome.status != "verified":
         raise BenchFailed(f"the long run ended {outcome.status}: {outcome.error}")
-    return windows(marks)
+    return windows(marks, size=1)
 
 
 def measure(target: str, iterations: int, *, live: bool = False) -> LongRun:
@@ -180,13 +194,13 @@ def measure(target: str, iterations: int, *, live: bool = False) -> LongRun:
 
 _HEADING = (
     f"{'iterations':>17}  {'journal µs/it':>13}  {'journal CPU µs/it':>17}  "
-    f"{'wall µs/it':>10}  {'stmts/it':>8}"
+    f"{'wall µs/it':>10}  {'stmts/it':>8}  {'peak RSS MB':>11}"
 )
 
 
 def _window_line(w: Window) -> str:
     line = f"{w.first:>8}-{w.last:<8}  {w.journal_us:>13.1f}  {w.journal_cpu_us:>17.1f}"
-    return f"{line}  {w.wall_us:>10.1f}  {w.statements:>8.1f}"
+    return f"{line}  {w.wall_us:>10.1f}  {w.statements:>8.1f}  {w.peak_rss_mb:>11.1f}"
 
 
 def _report(result: LongRun) -> None:
@@ -202,6 +216,7 @@ def _report(result: LongRun) -> None:
           f"wall {result.wall_ratio:.3f}")  # fmt: skip
     spread = statistics.pstdev(w.journal_us for w in result.windows)
     print(f"journal µs/it across windows: sd {spread:.1f}")
+    print(f"peak RSS: first window {first.peak_rss_mb:.1f} MB, last {last.peak_rss_mb:.1f} MB")
 
 
 def _parser() -> argparse.ArgumentParser:

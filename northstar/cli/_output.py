@@ -131,7 +131,7 @@ def outcome_to_dict(outcome: RunOutcome) -> dict[str, Any]:
         "run_id": outcome.run_id,
         "status": outcome.status,
         "requested": summary.requested,
-        "verified": len(summary.verified),
+        "verified": summary.verified_count,
         "evidence_count": summary.evidence_count,
         "model_calls": summary.model_calls,
         "outputs": [{"iteration": i, "name": k, "value": v} for i, k, v in summary.outputs],
@@ -157,6 +157,6 @@ def report_outcome(outcome: RunOutcome, *, as_json: bool, echo: Callable[[str], 
     if outcome.error is not None and len(outcome.results) != 1:
         echo(format_error(outcome.error.with_context(run_id=outcome.run_id)))
     echo(
-        f"run {outcome.run_id}: {outcome.status}, {len(outcome.summary.verified)} of "
+        f"run {outcome.run_id}: {outcome.status}, {outcome.summary.verified_count} of "
         f"{outcome.summary.requested} iterations verified"
     )

@@ -120,7 +120,10 @@ def summary_lines(outcome: RunOutcome) -> list[str]:
         if result.state is not IterationState.VERIFIED:
             lines.extend(failure_lines(result, total))
             lines.extend(_screenshot_lines(outcome.artifacts, result.iteration))
-    lines.extend(_not_started_line(not_started(total, outcome.results), total))
+    unstarted = outcome.not_started
+    if unstarted is None:  # an outcome that kept every result (a program's)
+        unstarted = tuple(not_started(total, outcome.results))
+    lines.extend(_not_started_line(unstarted, total))
     command = next_command(outcome.run_id, outcome.status)
     return lines + ([command] if command else [])
 

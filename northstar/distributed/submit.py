@@ -20,7 +20,7 @@ from northstar.journal.paths import is_postgres_url
 from northstar.recipe.params import params_fingerprint
 from northstar.run.execution import RunRequest, open_run
 
-__all__ = ["queued_iterations", "submit_run", "wait_for_run"]
+__all__ = ["options_not_carried", "queued_iterations", "submit_run", "wait_for_run"]
 
 
 def queued_iterations(request: RunRequest) -> list[QueuedIteration]:
@@ -30,6 +30,23 @@ def queued_iterations(request: RunRequest) -> list[QueuedIteration]:
         (n, queued_row(specs, request.row_for(n)), params_fingerprint(specs, request.row_for(n)))
         for n in numbers
     ]
+
+
+def options_not_carried(request: RunRequest) -> list[str]:
+    """What a worker would not honour, so ``run --queue`` refuses it before recording.
+
+    A worker builds its request from the journal's record and the queued row: it opens a
+    context per iteration (no ``--keep-context``), feeds no BehaviorMonitor (no
+    ``--monitor``), and a selected file is on the submitting machine only.
+    """
+    refused = [flag for flag, asked in _FLAGS if getattr(request, asked)]
+    specs = request.compiled.recipe.params
+    files = {n for n, spec in specs.items() if spec.type == "file"}
+    given = sorted({n for row in request.rows for n in files if row.get(n) is not None})
+    return refused + [f"file parameter {name!r}" for name in given]
+
+
+_FLAGS = (("--keep-context", "keep_context"), ("--monitor", "monitor"))
 
 
 def submit_run(request: RunRequest, journal_url: str, queue_name: str) -> str:
@@ -43,6 +60,12 @@ def submit_run(request: RunRequest, journal_url: str, queue_name: str) -> str:
         raise UsageInvalid(
             "--interval is not kept by a queue: workers take iterations as lanes free up",
             fix="Drop --interval, or run without --queue.",
+        )
+    refused = options_not_carried(request)
+    if refused:
+        raise UsageInvalid(
+            f"{', '.join(refused)}: not carried to the workers of a queue",
+            fix="Drop them, or run without --queue.",
         )
     with Journal.open(journal_url) as journal:
         run_id, _ = open_run(request, journal)

@@ -241,6 +241,20 @@ class Journal:
             (run_id, self._db.stamp(), name, json.dumps(payload, sort_keys=True, default=str)),
         )
 
+    def serving_queue(self, run_id: str) -> str | None:
+        """The queue whose workers serve the run now, from its last ``run_queued`` event.
+
+        ``None`` for a run of one process, and once a local ``resume`` took a queued run
+        over (its ``run_resumed`` comes later). The readers run the same query.
+        """
+        row = self._db.one(
+            "SELECT payload_json FROM events WHERE run_id = ? "
+            "AND name IN ('run_queued', 'run_resumed') ORDER BY id DESC LIMIT 1",
+            (run_id,),
+        )
+        queue = json.loads(row[0]).get("queue") if row is not None else None
+        return queue if isinstance(queue, str) and queue else None
+
     # Iterations
 
     def start_iteration(

@@ -57,13 +57,13 @@ def read_window(
     """
     with queries._open_readonly(path) as conn:
         row = _run_row(conn, path, run_id)
-        summary = queries._summary(row[:14], is_alive)
+        summary = queries._summary(row, is_alive)
         rows = _window_rows(conn, run_id, tail, cap, since)
         found = _fold(conn, run_id, rows, summary.effective_status)
         kept, omitted_events = _last_events(conn, run_id, events)
     omitted = max(0, summary.iterations_recorded - len(found))
     return RunDetail(
-        summary, row[14], row[15], json.loads(row[16]), found, kept, omitted, omitted_events
+        summary, row[16], row[17], json.loads(row[15]), found, kept, omitted, omitted_events
     )
 
 
@@ -92,8 +92,8 @@ def iteration_pages(
 
 def _run_row(conn: Any, path: str | os.PathLike[str], run_id: str) -> Sequence[Any]:
     row: Sequence[Any] | None = conn.execute(
-        f"SELECT {queries._RUN_COLUMNS}, r.definition_hash, r.params_fingerprint, "
-        "r.options_json FROM runs r WHERE r.run_id = ?",
+        f"SELECT {queries._RUN_COLUMNS}, r.definition_hash, r.params_fingerprint "
+        "FROM runs r WHERE r.run_id = ?",
         (run_id,),
     ).fetchone()
     if row is None:

@@ -5,13 +5,20 @@ shown as ``interrupted``: a worker that exited without recording a result did no
 anything. Liveness is checked with ``os.kill(pid, 0)`` for workers on this host only;
 elsewhere the recorded state is shown as it is. A pid reused by an unrelated process reads
 as alive: the mistake errs towards "still running", never towards "verified".
+
+A distributed run (queued with ``run --queue``: its ``run_queued`` event names the
+queue, and no local ``resume`` took it over since) is never judged by a pid: the pid is
+only that of the last worker that claimed an iteration, and when it dies another worker
+(or a restarted one) takes its iterations over. Such a run is running until the journal
+records it settled (the lane that settles its last iteration, or blocks it, ends it).
 """
 
 from __future__ import annotations
 
 import os
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 __all__ = [
     "INTERRUPTED",
@@ -19,6 +26,7 @@ __all__ = [
     "effective_state",
     "effective_status",
     "pid_alive",
+    "queue_of",
     "worker_gone",
 ]
 
@@ -42,7 +50,17 @@ def pid_alive(pid: int) -> bool:
     return True
 
 
-def worker_gone(pid: int | None, host: str | None, is_alive: Liveness) -> bool:
+def queue_of(payload: Mapping[str, Any]) -> str | None:
+    """The queue named by a run's last ``run_queued`` event; ``None`` for any other payload."""
+    queue = payload.get("queue")
+    return queue if isinstance(queue, str) and queue else None
+
+
+def worker_gone(
+    pid: int | None, host: str | None, is_alive: Liveness, *, queue: str | None = None
+) -> bool:
+    if queue is not None:
+        return False  # many workers serve a queued run: only the journal says it ended
     if pid is None or host != socket.gethostname():
         return False  # a worker elsewhere cannot be probed; trust the record
     return not is_alive(pid)

@@ -32,6 +32,7 @@ from northstar.readers.liveness import (
     effective_state,
     effective_status,
     pid_alive,
+    queue_of,
     worker_gone,
 )
 from northstar.readers.views import IterationView, RunDetail, RunEvent, RunSummary, StepView
@@ -140,7 +141,11 @@ _RUN_COLUMNS = (
     "r.total_iterations, "
     "(SELECT count(*) FROM iterations i WHERE i.run_id = r.run_id), "
     "(SELECT count(*) FROM iterations i WHERE i.run_id = r.run_id AND i.state = 'verified'), "
-    "r.started_at, r.ended_at, r.heartbeat_at, r.worker_pid, r.worker_host"
+    "r.started_at, r.ended_at, r.heartbeat_at, r.worker_pid, r.worker_host, "
+    # A queued run's last run_queued event names its queue; a local resume's comes later.
+    "(SELECT e.payload_json FROM events e WHERE e.run_id = r.run_id "
+    "AND e.name IN ('run_queued', 'run_resumed') ORDER BY e.id DESC LIMIT 1), "
+    "r.options_json"
 )
 
 
@@ -164,7 +169,7 @@ def get_run(
     """Everything about ``run_id``; ``RunNotFound`` if the journal has no such run."""
     with _open_readonly(path) as conn:
         row = conn.execute(
-            f"SELECT {_RUN_COLUMNS}, r.definition_hash, r.params_fingerprint, r.options_json "
+            f"SELECT {_RUN_COLUMNS}, r.definition_hash, r.params_fingerprint "
             "FROM runs r WHERE r.run_id = ?",
             (run_id,),
         ).fetchone()
@@ -172,14 +177,16 @@ def get_run(
             raise RunNotFound(
                 f"no run {run_id!r} in the journal at {shown_journal(path)}", run_id=run_id
             )
-        summary = _summary(row[:14], is_alive)
+        summary = _summary(row, is_alive)
         iterations = _iterations(conn, run_id, summary.effective_status)
         events = _events(conn, run_id)
-    return RunDetail(summary, row[14], row[15], json.loads(row[16]), iterations, events)
+    return RunDetail(summary, row[16], row[17], json.loads(row[15]), iterations, events)
 
 
 def _summary(row: Sequence[Any], is_alive: Liveness) -> RunSummary:
-    gone = worker_gone(row[12], row[13], is_alive)
+    """A run's line from the columns of ``_RUN_COLUMNS`` at the start of ``row``."""
+    queue = queue_of(json.loads(row[14] or "{}"))
+    gone = worker_gone(row[12], row[13], is_alive, queue=queue)
     return RunSummary(
         run_id=row[0],
         recipe_name=row[1],
@@ -196,6 +203,7 @@ def _summary(row: Sequence[Any], is_alive: Liveness) -> RunSummary:
         heartbeat_at=row[11],
         worker_pid=row[12],
         worker_host=row[13],
+        queue=queue,
     )
 
 

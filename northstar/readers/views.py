@@ -31,6 +31,7 @@ class RunSummary:
     heartbeat_at: str | None
     worker_pid: int | None
     worker_host: str | None
+    queue: str | None = None  # a distributed run's queue: its liveness is the journal's
 
     @property
     def is_final(self) -> bool:

@@ -40,6 +40,7 @@ from northstar.run.definition_guard import DefinitionGuard
 from northstar.run.failpoints import failpoint_from_environ
 from northstar.run.hooks import IterationHooks, chain_hooks, hooks_for
 from northstar.run.repeat import RepeatOptions, RepeatSummary, repeat_program
+from northstar.run.retained import RetainedResults
 from northstar.run.runner import ProgramRunner
 
 if TYPE_CHECKING:
@@ -119,6 +120,8 @@ class RunOutcome:
     results: list[IterationResult]
     error: NorthstarError | None = None
     artifacts: Path | None = None
+    # Iterations that never began; ``results`` of a long run keeps only some verified ones.
+    not_started: tuple[int, ...] | None = None
 
 
 _STATUS_OF_STATE = (
@@ -163,7 +166,7 @@ class _RunContext:
         self.host = host
         self._halt = False
         self.definition_guard = DefinitionGuard(request.recipe_path, request.compiled.recipe_hash)
-        self.results: list[IterationResult] = []
+        self.results = RetainedResults()  # bounded: the journal has every result
         self.artifacts = run_artifacts_dir(journal.path, run_id)
         self._host_hooks = hooks_for(host, self.artifacts)  # --step, --trace...: host settings
         self._hooks = chain_hooks(self._host_hooks, hooks)  # then the caller's (progress)
@@ -243,7 +246,7 @@ class _RunContext:
             result = await self._run_checked(plan, lane, session, resumed=earlier is not None)
         finally:
             secret_values.reset(token)
-        self.results.append(result)
+        self.results.add(result)
         self.on_result(result)
         return result
 
@@ -414,8 +417,7 @@ def assign_lanes(numbers: Sequence[int], lanes: int) -> list[list[int]]:
 
 def merge_summaries(requested: int, parts: Sequence[RepeatSummary]) -> RepeatSummary:
     """One summary of every lane's verified iterations, in iteration order."""
-    verified = sorted((r for part in parts for r in part.verified), key=lambda r: r.iteration)
-    return RepeatSummary.of(requested, verified)
+    return RepeatSummary.merge(requested, parts)
 
 
 async def continue_run(
@@ -445,14 +447,15 @@ async def continue_run(
     )
     summary = merge_summaries(len(numbers), [part for part, _ in ended])
     errors = [error for _, error in ended if error is not None]
-    results = sorted(run.results, key=lambda result: result.iteration)
+    results = run.results.in_order()
     status = run_status(results, all_verified=summary.all_verified, stopped=run.halted())
     if any(not isinstance(error, ProgramIterationNotVerified) for error in errors):
         status = "failed"  # the binding broke: no iteration of this run may go on
     journal.finish_run(run_id, status)
     structlog.contextvars.unbind_contextvars("run_id", "iteration", "lane")
     error = min(errors, key=lambda e: e.context.get("iteration") or 0) if errors else None
-    return RunOutcome(run_id, credential, status, summary, results, error, run.artifacts)
+    unstarted = run.results.not_started(summary.requested)
+    return RunOutcome(run_id, credential, status, summary, results, error, run.artifacts, unstarted)
 
 
 async def run_one_iteration(

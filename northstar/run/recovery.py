@@ -18,7 +18,7 @@ Every call presents the run's credential (``CREDENTIALS_INVALID`` otherwise).
 from __future__ import annotations
 
 import socket
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
@@ -63,6 +63,7 @@ from northstar.run.runner import ProgramRunner
 __all__ = [
     "ReconcileDecision",
     "decide_iteration",
+    "queued_run_busy",
     "reconcile_run",
     "record_outcome",
     "refuse_if_live",
@@ -87,8 +88,36 @@ class ReconcileDecision:
     decidable_at: datetime | None = None  # set while an outcome is settling
 
 
-def refuse_if_live(record: RunRecord) -> None:
-    """A run whose worker is still alive on this host is not ours to change."""
+def queued_run_busy(status: str, total: int, states: Collection[IterationState]) -> bool:
+    """Whether a queued run's iterations may still be in some worker's hands.
+
+    An iteration ``pending`` or ``running`` may be on a live worker on another machine (or
+    wait for a survivor's takeover); a ``running`` run with iterations not yet recorded
+    still has them on the queue. No pid is consulted: it is only the last claimer's.
+    """
+    if any(state in (IterationState.PENDING, IterationState.RUNNING) for state in states):
+        return True
+    return status == "running" and len(states) < total
+
+
+def refuse_if_live(record: RunRecord, journal: Journal | None = None) -> None:
+    """A run still in a worker's hands is not ours to change.
+
+    A run served by a queue (``journal`` given, and it names the queue) is judged by the
+    journal alone (``queued_run_busy``); any other by its worker's pid on this host.
+    """
+    queue = journal.serving_queue(record.run_id) if journal is not None else None
+    if journal is not None and queue is not None:
+        states = [state for state, _ in journal.iteration_states(record.run_id).values()]
+        if queued_run_busy(record.status, record.total_iterations, states):
+            raise RunBlocked(
+                f"run {record.run_id} is still being worked on by the workers of queue "
+                f"{queue!r}: the journal does not record all its iterations settled",
+                run_id=record.run_id,
+                fix=f"Wait for `northstar watch {record.run_id}` to end; if every worker "
+                f"died, start one on {queue!r}: it takes their iterations over.",
+            )
+        return
     live = (
         record.status == "running"
         and record.worker_pid is not None
@@ -159,7 +188,7 @@ async def reconcile_run(
     """Probe every unsettled iteration's open submissions and record what was found."""
     journal.check_credential(run_id, credential)
     record = journal.run_record(run_id)
-    refuse_if_live(record)
+    refuse_if_live(record, journal)
     check_same_run(record, request)
     decisions: list[ReconcileDecision] = []
     for number, (state, fingerprint) in sorted(journal.iteration_states(run_id).items()):
@@ -276,7 +305,7 @@ def decide_iteration(
     """A person's verdict on an iteration; ``failed`` means its submissions did not happen."""
     journal.check_credential(run_id, credential)
     record = journal.run_record(run_id)
-    refuse_if_live(record)
+    refuse_if_live(record, journal)
     if number not in journal.iteration_states(run_id):
         raise UsageInvalid(
             f"run {run_id} has no iteration {number} to decide on",
@@ -311,7 +340,7 @@ async def resume_run(
     """Continue the run's remaining iterations once every outcome is settled."""
     journal.check_credential(run_id, credential)
     record = journal.run_record(run_id)
-    refuse_if_live(record)
+    refuse_if_live(record, journal)
     check_same_run(record, request)
     # Only what is not verified yet, dealt over the run's lanes (the request carries them).
     states = journal.iteration_states(run_id)

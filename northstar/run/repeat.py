@@ -7,13 +7,18 @@ whether to stop) so its rules are tested without a browser or a clock:
 - an iteration that is not verified raises ``ProgramIterationNotVerified`` and the next
   one is never started;
 - the interval is waited between iterations, never before the first or after the last.
+
+A long run keeps counts, not every result: the summary holds the last ``KEEP_RESULTS``
+verified results (their steps and outputs) and counts all of them; the journal has every
+iteration, and a run of up to ``KEEP_RESULTS`` iterations keeps them all.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError
@@ -22,15 +27,18 @@ from northstar.errors import ProgramIterationNotVerified, RepeatOptionsInvalid
 from northstar.results import IterationResult, StepResult
 
 __all__ = [
+    "KEEP_RESULTS",
     "MAX_COUNT",
     "MAX_INTERVAL_S",
     "RepeatOptions",
     "RepeatSummary",
+    "VerifiedTally",
     "repeat_program",
 ]
 
 MAX_COUNT = 100_000
 MAX_INTERVAL_S = 86_400
+KEEP_RESULTS = 1000  # verified results kept in memory; the journal keeps every one
 
 
 class RepeatOptions(BaseModel):
@@ -69,6 +77,7 @@ class RepeatSummary:
     evidence_count: int = 0
     model_calls: int | None = 0
     last: IterationResult | None = field(default=None)
+    counted: int | None = None  # verified iterations, when more than ``verified`` holds
 
     @classmethod
     def of(cls, requested: int, verified: Sequence[IterationResult]) -> RepeatSummary:
@@ -85,12 +94,55 @@ class RepeatSummary:
         )
 
     def add(self, result: IterationResult) -> RepeatSummary:
-        """A new summary including one more verified iteration."""
+        """A new summary including one more verified iteration (one that keeps them all)."""
         return RepeatSummary.of(self.requested, [*self.verified, result])
+
+    @classmethod
+    def merge(cls, requested: int, parts: Sequence[RepeatSummary]) -> RepeatSummary:
+        """One summary of several lanes': counts added, the last verified results kept."""
+        kept = sorted((r for part in parts for r in part.verified), key=lambda r: r.iteration)
+        calls = [part.model_calls for part in parts]
+        return replace(
+            cls.of(requested, kept[-KEEP_RESULTS:]),
+            evidence_count=sum(part.evidence_count for part in parts),
+            model_calls=None if None in calls else sum(c for c in calls if c is not None),
+            counted=sum(part.verified_count for part in parts),
+        )
+
+    @property
+    def verified_count(self) -> int:
+        """How many iterations were verified (``verified`` may hold only the last ones)."""
+        return len(self.verified) if self.counted is None else self.counted
 
     @property
     def all_verified(self) -> bool:
-        return len(self.verified) == self.requested
+        return self.verified_count == self.requested
+
+
+class VerifiedTally:
+    """Verified results as a summary needs them, in bounded memory (see the module doc)."""
+
+    def __init__(self, requested: int, keep: int | None = None) -> None:
+        self.requested = requested
+        self._kept: deque[IterationResult] = deque(maxlen=keep or KEEP_RESULTS)
+        self._count = 0
+        self._evidence = 0
+        self._calls: int | None = 0
+
+    def add(self, result: IterationResult) -> None:
+        self._kept.append(result)
+        self._count += 1
+        self._evidence += result.evidence_count
+        calls = result.model_calls
+        self._calls = None if self._calls is None or calls is None else self._calls + calls
+
+    def summary(self) -> RepeatSummary:
+        return replace(
+            RepeatSummary.of(self.requested, list(self._kept)),
+            evidence_count=self._evidence,
+            model_calls=self._calls,
+            counted=self._count,
+        )
 
 
 IterationFn = Callable[[int], Awaitable[IterationResult]]
@@ -116,7 +168,7 @@ async def repeat_program(
     next iteration (the caller records that the run was stopped).
     """
     todo = list(range(1, options.count + 1) if numbers is None else numbers)
-    verified: list[IterationResult] = []
+    verified = VerifiedTally(len(todo))
     for position, number in enumerate(todo):
         if position and options.interval_s:
             await sleep(options.interval_s)
@@ -128,9 +180,9 @@ async def repeat_program(
                 f"iteration {number} was not verified ({result.state}: "
                 f"{result.reason_code or 'no reason recorded'})",
                 result=result,
-                verified=RepeatSummary.of(len(todo), verified),
+                verified=verified.summary(),
                 iteration=number,
                 step=result.failing_step,
             )
-        verified.append(result)
-    return RepeatSummary.of(len(todo), verified)
+        verified.add(result)
+    return verified.summary()

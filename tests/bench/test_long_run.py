@@ -17,8 +17,8 @@ from northstar.journal import Journal
 
 
 def test_windows_average_each_block_of_iterations() -> None:
-    marks = [(0, 0, 0, 0.0, 0), (1, 1000, 2, 0.001, 500), (2, 3000, 4, 0.002, 1000)]
-    marks.append((3, 6000, 6, 0.004, 2000))
+    marks = [(0, 0, 0, 0.0, 0, 50.0), (1, 1000, 2, 0.001, 500, 51.0)]
+    marks += [(2, 3000, 4, 0.002, 1000, 52.0), (3, 6000, 6, 0.004, 2000, 60.0)]
 
     found = long_run.windows(marks, size=2)
 
@@ -28,6 +28,7 @@ def test_windows_average_each_block_of_iterations() -> None:
     assert found[0].wall_us == pytest.approx(1000.0)
     assert found[0].statements == pytest.approx(2.0)
     assert found[0].journal_cpu_us == pytest.approx(0.5)
+    assert [w.peak_rss_mb for w in found] == [52.0, 60.0]  # the peak when each window closed
 
 
 def test_flatness_leaves_out_a_partial_last_window() -> None:
@@ -63,4 +64,7 @@ def test_the_command_prints_windows_and_writes_json(
 
     printed = capsys.readouterr().out
     assert "last/first: journal" in printed
+    assert "peak RSS MB" in printed
+    peak = json.loads(report.read_text(encoding="utf-8"))["windows"][0]["peak_rss_mb"]
+    assert 10 < peak <= long_run.peak_rss_mb()  # a real reading, never above the peak now
     assert json.loads(report.read_text(encoding="utf-8"))["iterations"] == 40

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.cli.test_cli_run import northstar, one_error_line
 from tests.conftest import RECIPES
 
@@ -30,4 +32,27 @@ def test_run_queue_refuses_an_interval_before_recording_anything(tmp_path: Path)
     proc = northstar("run", RECIPE, *SITE, *args, cwd=tmp_path)
     assert proc.returncode == 2
     assert "--interval" in one_error_line(proc, "USAGE_INVALID")["body"]
+    assert "pw-5e1" not in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("recipe", "flags", "named"),
+    [
+        ("publish-post.yaml", ("--keep-context",), "--keep-context"),
+        ("publish-post.yaml", ("--monitor",), "--monitor"),
+        ("contact-form.yaml", ("-p", "name=Ada"), "file parameter 'attachment'"),
+    ],
+)
+def test_run_queue_refuses_what_workers_would_not_honour(
+    tmp_path: Path, recipe: str, flags: tuple[str, ...], named: str
+) -> None:
+    url = "postgresql://nobody:pw-5e1@127.0.0.1:9/none"  # never reached: refused before
+    site = ("--base-url", "http://127.0.0.1:9")
+    title = ("-p", "title=T") if recipe == "publish-post.yaml" else ()
+    args = (*site, *title, *flags, "--queue", "posts", "--journal", url)
+    proc = northstar("run", str(RECIPES / recipe), *args, cwd=tmp_path)
+    assert proc.returncode == 2
+    body = one_error_line(proc, "USAGE_INVALID")["body"]
+    assert named in body
+    assert "not carried to the workers" in body
     assert "pw-5e1" not in proc.stderr

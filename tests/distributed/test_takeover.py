@@ -79,9 +79,9 @@ def workers() -> Iterator[list[Worker]]:
         worker.kill()
 
 
-def start_pair(url: str, tmp: Path, point: str, prefix: str) -> list[Worker]:
-    """Two one-lane workers armed at ``point`` of iteration 2, checking every ``EVERY`` s."""
-    armed = {"NORTHSTAR_FAILPOINT": f"{point}@2"}
+def start_pair(url: str, tmp: Path, point: str, prefix: str, at: int = 2) -> list[Worker]:
+    """Two one-lane workers armed at ``point`` of iteration ``at``, checking every ``EVERY`` s."""
+    armed = {"NORTHSTAR_FAILPOINT": f"{point}@{at}"}
     pair = [
         Worker(url, "posts", f"{prefix}{n}", cwd=tmp, lanes=1, env=armed, takeover_every=EVERY)
         for n in (1, 2)
