@@ -7,6 +7,7 @@
 - ``finished_status``: the run's final status once every iteration has one, else ``None``.
 - ``queued_row`` / ``worker_row``: a row without its secret values (DBOS stores workflow
   inputs), and the same row with them filled in from the worker's environment.
+- ``submitted_files``: the digests a row's selected files had on the submitting machine.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ __all__ = [
     "claim_action",
     "finished_status",
     "queued_row",
+    "submitted_files",
     "worker_row",
     "workflow_id",
 ]
@@ -121,3 +123,15 @@ def worker_row(
                 fix=f"Set {key} in this worker's environment.",
             )
     return full
+
+
+def submitted_files(queued: Mapping[str, Any] | None, fingerprint: str) -> tuple[str, ...] | None:
+    """The digests (in the plan's order) recorded for the row with ``fingerprint``.
+
+    ``queued`` is the run's ``run_queued`` event; ``None`` when the run recorded none (a run
+    queued before files were recorded), and ``()`` when the row selects no file.
+    """
+    files = (queued or {}).get("files")
+    if not isinstance(files, Mapping):
+        return None
+    return tuple(str(d) for d in files.get(fingerprint, ()))

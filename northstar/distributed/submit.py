@@ -17,10 +17,17 @@ from northstar.distributed.decisions import queued_row
 from northstar.errors import UsageInvalid
 from northstar.journal import Journal
 from northstar.journal.paths import is_postgres_url
+from northstar.plan.compiler import bind
 from northstar.recipe.params import params_fingerprint
 from northstar.run.execution import RunRequest, open_run
 
-__all__ = ["options_not_carried", "queued_iterations", "submit_run", "wait_for_run"]
+__all__ = [
+    "files_by_row",
+    "options_not_carried",
+    "queued_iterations",
+    "submit_run",
+    "wait_for_run",
+]
 
 
 def queued_iterations(request: RunRequest) -> list[QueuedIteration]:
@@ -36,14 +43,25 @@ def options_not_carried(request: RunRequest) -> list[str]:
     """What a worker would not honour, so ``run --queue`` refuses it before recording.
 
     A worker builds its request from the journal's record and the queued row: it opens a
-    context per iteration (no ``--keep-context``), feeds no BehaviorMonitor (no
-    ``--monitor``), and a selected file is on the submitting machine only.
+    context per iteration (no ``--keep-context``) and feeds no BehaviorMonitor (no
+    ``--monitor``). Selected files are carried by their digests (``files_by_row``).
     """
-    refused = [flag for flag, asked in _FLAGS if getattr(request, asked)]
+    return [flag for flag, asked in _FLAGS if getattr(request, asked)]
+
+
+def files_by_row(request: RunRequest) -> dict[str, list[str]]:
+    """Each row's selected-file digests, by its parameter fingerprint (rows with files only).
+
+    A worker's copies must have these bytes: one with other files stops the run with
+    ``FILE_CHANGED`` before its iteration starts. Rows, not iterations: a repeat adds none.
+    """
     specs = request.compiled.recipe.params
-    files = {n for n, spec in specs.items() if spec.type == "file"}
-    given = sorted({n for row in request.rows for n in files if row.get(n) is not None})
-    return refused + [f"file parameter {name!r}" for name in given]
+    files: dict[str, list[str]] = {}
+    for row in request.rows:
+        plan = bind(request.compiled, row, base_url=request.base_url, iteration=1)
+        if plan.files:
+            files[params_fingerprint(specs, row)] = [digest for _, digest in plan.files]
+    return files
 
 
 _FLAGS = (("--keep-context", "keep_context"), ("--monitor", "monitor"))
@@ -69,7 +87,13 @@ def submit_run(request: RunRequest, journal_url: str, queue_name: str) -> str:
         )
     with Journal.open(journal_url) as journal:
         run_id, _ = open_run(request, journal)
-        journal.event(run_id, "run_queued", queue=queue_name, iterations=request.repeat.count)
+        journal.event(
+            run_id,
+            "run_queued",
+            queue=queue_name,
+            iterations=request.repeat.count,
+            files=files_by_row(request),
+        )
     enqueue_iterations(journal_url, queue_name, run_id, queued_iterations(request))
     return run_id
 

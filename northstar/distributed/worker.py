@@ -34,7 +34,13 @@ from dbos import DBOS
 from northstar.browser import BrowserHost
 from northstar.composition import load_compiled, open_host
 from northstar.distributed.dbos_setup import dbos_config
-from northstar.distributed.decisions import ClaimAction, claim_action, finished_status, worker_row
+from northstar.distributed.decisions import (
+    ClaimAction,
+    claim_action,
+    finished_status,
+    submitted_files,
+    worker_row,
+)
 from northstar.distributed.takeover import Liveness, takeover_candidates
 from northstar.errors import DefinitionChanged, JournalError, NorthstarError, ParamInvalid
 from northstar.journal import Journal, RunRecord, RunStatus
@@ -225,14 +231,22 @@ class Worker:
         assert host is not None
         try:
             request = self._request(record, row, fingerprint)
+            journal.event(record.run_id, "iteration_claimed", iteration=number, worker=self.name)
+            files = submitted_files(journal.first_event(record.run_id, "run_queued"), fingerprint)
+            result = await run_one_iteration(
+                request,
+                record.run_id,
+                number,
+                host=host,
+                journal=journal,
+                lane=lane,
+                stop=self.stop,
+                submitted_files=files,
+            )
         except NorthstarError as exc:  # this worker cannot run it as it was bound: stop the run
             journal.event(record.run_id, "run_stopped", code=exc.code, message=exc.message)
             journal.finish_run(record.run_id, RunStatus.FAILED)
             return f"failed: {exc.code}"
-        journal.event(record.run_id, "iteration_claimed", iteration=number, worker=self.name)
-        result = await run_one_iteration(
-            request, record.run_id, number, host=host, journal=journal, lane=lane, stop=self.stop
-        )
         self._finish_if_settled(record)
         return result.state.value
 

@@ -255,6 +255,15 @@ class Journal:
         queue = json.loads(row[0]).get("queue") if row is not None else None
         return queue if isinstance(queue, str) and queue else None
 
+    def first_event(self, run_id: str, name: str) -> dict[str, Any] | None:
+        """The payload of the run's first event called ``name``, or ``None``."""
+        row = self._db.one(
+            "SELECT payload_json FROM events WHERE run_id = ? AND name = ? ORDER BY id LIMIT 1",
+            (run_id, name),
+        )
+        payload = json.loads(row[0]) if row is not None else None
+        return payload if isinstance(payload, dict) else None
+
     # Iterations
 
     def start_iteration(

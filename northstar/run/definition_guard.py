@@ -3,7 +3,8 @@
 A run is bound to its definition hash (DESIGN §5). Before every iteration dispatches
 anything, ``execution`` calls ``DefinitionGuard.check``: a recipe whose definition changed
 stops the run with ``DEFINITION_CHANGED``, a selected file (an upload) whose bytes changed
-with ``FILE_CHANGED``.
+with ``FILE_CHANGED``; so does, on a worker of a queue, a file whose bytes are not the ones
+the run was submitted with.
 """
 
 from __future__ import annotations
@@ -31,6 +32,9 @@ class DefinitionGuard:
         self.recipe_digest = recipe_digest
         self._seen = _file_stamp(recipe_path)
         self.files: dict[str, str] = {}
+        # The digests, in the plan's order, of the files the run was submitted with: a
+        # worker on another machine checks its own copies against them, not against itself.
+        self.submitted_files: tuple[str, ...] | None = None
 
     def check(self, plan: Plan) -> None:
         stamp = _file_stamp(self.recipe_path)
@@ -41,6 +45,7 @@ class DefinitionGuard:
                     iteration=plan.iteration,
                 )
             self._seen = stamp
+        self._check_submitted(plan)
         for path, digest in plan.files:
             known = self.files.setdefault(path, digest)
             if known != digest:
@@ -48,6 +53,17 @@ class DefinitionGuard:
                     f"the selected file {path} changed since the run started",
                     iteration=plan.iteration,
                 )
+
+    def _check_submitted(self, plan: Plan) -> None:
+        if self.submitted_files is None:
+            return
+        if tuple(digest for _, digest in plan.files) != self.submitted_files:
+            paths = ", ".join(path for path, _ in plan.files) or "none"
+            raise FileChanged(
+                f"the selected files here ({paths}) are not those the run was submitted with",
+                iteration=plan.iteration,
+                fix="Give every worker the same files as the submitting machine.",
+            )
 
     def _current_digest(self) -> str | None:
         try:

@@ -467,11 +467,14 @@ async def run_one_iteration(
     journal: Journal,
     lane: int = 1,
     stop: StopSignal | None = None,
+    submitted_files: tuple[str, ...] | None = None,
 ) -> IterationResult:
     """One iteration of a recorded run, checked and journaled as a lane does it.
 
     For a front end that deals iterations itself (a distributed worker): the binding
-    check, the journal records, the outputs and the verdict are those of ``continue_run``.
+    check, the journal records, the outputs and the verdict are those of ``continue_run``;
+    ``submitted_files`` are the digests the iteration's selected files must have.
     """
     run = _RunContext(request, host, journal, stop or StopSignal(), lambda result: None, run_id)
+    run.definition_guard.submitted_files = submitted_files
     return await run.iteration(number, lane=lane)

@@ -40,7 +40,6 @@ def test_run_queue_refuses_an_interval_before_recording_anything(tmp_path: Path)
     [
         ("publish-post.yaml", ("--keep-context",), "--keep-context"),
         ("publish-post.yaml", ("--monitor",), "--monitor"),
-        ("contact-form.yaml", ("-p", "name=Ada"), "file parameter 'attachment'"),
     ],
 )
 def test_run_queue_refuses_what_workers_would_not_honour(

@@ -11,6 +11,7 @@ from northstar.distributed.decisions import (
     claim_action,
     finished_status,
     queued_row,
+    submitted_files,
     worker_row,
     workflow_id,
 )
@@ -69,3 +70,11 @@ def test_secrets_never_go_to_the_queue_and_come_from_the_workers_environment() -
     assert worker_row(SPECS, queued, environ) == row
     with pytest.raises(ParamMissing, match="NORTHSTAR_SECRET_PASSWORD"):
         worker_row(SPECS, queued, {})
+
+
+def test_submitted_files_are_the_rows_digests_or_none_when_the_run_recorded_none() -> None:
+    queued = {"queue": "q", "files": {"fp-1": ["d1", "d2"]}}
+    assert submitted_files(queued, "fp-1") == ("d1", "d2")
+    assert submitted_files(queued, "fp-2") == ()  # a row that selects no file
+    assert submitted_files({"queue": "q"}, "fp-1") is None  # queued before files were kept
+    assert submitted_files(None, "fp-1") is None
