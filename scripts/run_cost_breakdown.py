@@ -8,7 +8,8 @@ in a real run. Variants: ``base`` (the code as it is), ``no_acted_on`` (the acte
 answers without asking the page), ``no_gate`` (the origin gate neither intercepts nor
 watches pages), ``no_watch`` (calls are not raced against the browser's going away),
 ``no_diag`` (no diagnosis baseline), ``no_step_started`` (no journal record of a step's
-start), ``new_context`` (a new context per iteration instead of a reset one), and the
+start), ``new_context`` (a new context per iteration instead of a reset one), ``no_reset``
+(the reused context is not reset: no isolation between iterations), and the
 baselines ``fresh``, ``reuse_css``, ``reuse_semantic`` (the hand-written scripts of
 ``northstar.bench``).
 
@@ -42,6 +43,7 @@ def _patches(name: str) -> list[tuple[Any, str, Any]]:
     import browser_adapters.session as session
     from browser_adapters.acted_on import ActedOn
     from browser_adapters.browser_watch import BrowserWatch
+    from browser_adapters.context_reset import ReusableContext
     from browser_adapters.host import PlaywrightHost
     from browser_adapters.origin_gate import OriginGate
     from northstar.journal.recorder import JournalRecorder
@@ -67,6 +69,8 @@ def _patches(name: str) -> list[tuple[Any, str, Any]]:
         "no_step_started": [(JournalRecorder, "step_started", lambda *_: None)],
         # Not a piece off: the setting ``context_reset`` off (a new context per iteration).
         "new_context": [(PlaywrightHost, "_reuses_contexts", lambda _: False)],
+        # The reused context is not reset at all: what the isolation between iterations costs.
+        "no_reset": [(ReusableContext, "reset", nothing)],
     }.get(name, [])
 
 
