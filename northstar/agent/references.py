@@ -88,5 +88,8 @@ def shows_whole_page(previous: Observation | None, latest: Observation, *, full:
     """
     if full or previous is None or previous.url != latest.url:
         return True
+    pairs = zip(previous.nodes, latest.nodes, strict=False)  # the pages may differ in length
+    if any(a is b and a.ref is not None for a, b in pairs):
+        return False  # a node both looks share (``SnapshotReader``) holds a reference of both
     before = {n.ref for n in previous.nodes if n.ref is not None}
     return not any(n.ref in before for n in latest.nodes if n.ref is not None)
