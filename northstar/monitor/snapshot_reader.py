@@ -80,6 +80,8 @@ class _Lines:
     after: list[int] = field(default_factory=list)  # the index of the entry after its subtree
     properties: list[bool] = field(default_factory=list)  # ``/url: ...`` lines
     top: list[int] = field(default_factory=list)
+    # Scanned from an earlier snapshot's lines (``_rescan``): where they differ, see ``_Kept``.
+    spliced: tuple[int, int, int, int] | None = field(default=None, compare=False)
 
     def key(self, index: int, parent_path: tuple[str, ...]) -> _Key:
         return parent_path, self.text[self.starts[index] : self.ends[index]]
@@ -143,6 +145,8 @@ def _rescan(previous: _Lines, text: str) -> _Lines:
     middle = _scan(text[first : stop - 1])
     scan = _splice(previous, text, middle, first, (i0, j0, delta))
     _link(scan, _open_at(previous, i0), i0, len(middle.entries))
+    end = i0 + len(middle.entries)
+    scan.spliced = (i0, end, end - j0, first)
     return scan
 
 
@@ -230,13 +234,29 @@ def _link(scan: _Lines, stack: list[int], i0: int, count: int) -> None:
         ends[index], after[index] = len(scan.text), last
 
 
+@dataclass(frozen=True, slots=True)
+class _Kept:
+    """The previous read, and where the new lines differ from its (``_Lines.spliced``).
+
+    Entries before ``start`` are the previous ones; from ``end`` on, the previous ones
+    ``shift`` places earlier; ``first`` is the offset of the first line that differs.
+    """
+
+    lines: _Lines
+    placed: dict[int, tuple[_Key, _Block]]  # the part at each entry, as the read found it
+    start: int
+    end: int
+    shift: int
+    first: int
+
+
 class SnapshotReader:
     """Parses one tab's snapshots, reusing the unchanged subtrees of earlier ones."""
 
     def __init__(self) -> None:
         self._redaction: _Redaction | None = None
         self._memo: dict[_Key, _Block] = {}
-        self._last: tuple[_Lines, ParsedPage, tuple[tuple[_Key, _Block], ...]] | None = None
+        self._last: tuple[_Lines, ParsedPage, _Parse] | None = None
 
     def read(
         self,
@@ -260,8 +280,13 @@ class SnapshotReader:
             return self._last[1]  # the whole document is the one unchanged subtree
         else:
             lines = _rescan(self._last[0], snapshot_text)
-        page, top = _Parse(lines, self._memo, redaction).page()
-        self._last = (lines, page, top)
+        kept = None
+        if self._last is not None and lines.spliced is not None:
+            kept = _Kept(self._last[0], self._last[2].placed, *lines.spliced)
+        parse = _Parse(lines, self._memo, redaction, kept)
+        page, top = parse.page()
+        parse.kept = None  # the next read keeps this one's places, not the one before
+        self._last = (lines, page, parse)
         self._prune(top, len(page.nodes))
         return page
 
@@ -281,8 +306,15 @@ class SnapshotReader:
 class _Parse:
     """One read: blocks looked up by key, and parsed (reusing their parts) when missing."""
 
-    def __init__(self, lines: _Lines, memo: dict[_Key, _Block], redaction: _Redaction) -> None:
-        self.lines, self.memo = lines, memo
+    def __init__(
+        self,
+        lines: _Lines,
+        memo: dict[_Key, _Block],
+        redaction: _Redaction,
+        kept: _Kept | None = None,
+    ) -> None:
+        self.lines, self.memo, self.kept = lines, memo, kept
+        self.placed: dict[int, tuple[_Key, _Block]] = {}
         secrets, self.sensitive_refs, self.passwords = redaction
         self.scrub: Callable[[str], str] | None = _make_scrubber(secrets)
         self.redacts = bool(self.scrub or self.sensitive_refs or self.passwords)
@@ -303,11 +335,36 @@ class _Parse:
         return ParsedPage(_flatten(raw), _visible_text(raw), _tables(raw))
 
     def _part(self, index: int, parent_path: tuple[str, ...]) -> tuple[_Key, _Block]:
-        key = self.lines.key(index, parent_path)
-        block = self.memo.get(key)
-        if block is None:
-            block = self.memo[key] = self._block(index, parent_path)
-        return key, block
+        placed = self._placed_before(index, parent_path)
+        if placed is None:
+            key = self.lines.key(index, parent_path)
+            block = self.memo.get(key)
+            if block is None:
+                block = self.memo[key] = self._block(index, parent_path)
+            placed = key, block
+        self.placed[index] = placed
+        return placed
+
+    def _placed_before(
+        self, index: int, parent_path: tuple[str, ...]
+    ) -> tuple[_Key, _Block] | None:
+        """The previous read's part at this entry, if its key is this one's.
+
+        Its text is the same when the subtree lies in the common start (and ended at the
+        same offset before) or in the common end; then only the parent's path can differ.
+        Found by place, the key need not be cut from the text and hashed again.
+        """
+        kept = self.kept
+        if kept is None or kept.start <= index < kept.end:
+            return None
+        if index < kept.start:
+            ends = self.lines.ends[index]
+            if ends > kept.first or kept.lines.ends[index] != ends:
+                return None
+            placed = kept.placed.get(index)
+        else:
+            placed = kept.placed.get(index - kept.shift)
+        return placed if placed is not None and placed[0][0] == parent_path else None
 
     def _block(self, index: int, parent_path: tuple[str, ...]) -> _Block:
         """Parse one entry and its properties; its child subtrees come from ``_part``."""
