@@ -342,7 +342,8 @@ def capture_figures(elements: int, rounds: int, browser: str | None) -> list[Fig
 # "summary" look follows no change, so it measures an unchanged page. "snapshot_fill" is
 # Playwright's snapshot after the same kind of fill: a page that was just filled takes longer
 # to snapshot (style and layout are recomputed), so "changed" is compared with it.
-_LOOKS = ("snapshot", "snapshot_fill", "full", "summary", "changed")
+# It comes last, so the whole-page and unchanged looks never follow a fill no look observed.
+_LOOKS = ("snapshot", "full", "summary", "changed", "snapshot_fill")
 # Each filling look writes its own text, so no fill repeats the value already in the field.
 _FILL_TEXT = {"changed": "round {}", "snapshot_fill": "again {}"}
 
