@@ -324,6 +324,9 @@ class _Parse:
         if max(lines.depths, default=0) > 2 * _MAX_REUSE_DEPTH:
             return self._whole(), ()
         parts = tuple(self._part(i, ()) for i in lines.top if not lines.properties[i])
+        if len(parts) == 1:  # one root (most pages): its block holds the page already
+            block = parts[0][1]
+            return ParsedPage(block.nodes, "\n".join(block.texts), block.tables), parts
         nodes = tuple(n for _, b in parts for n in b.nodes)
         text = "\n".join(t for _, b in parts for t in b.texts)
         tables = tuple(t for _, b in parts for t in b.tables)
