@@ -32,22 +32,44 @@ class TabView:
     latest: Observation | None = None
     current: bool = False
     labels: OrderedDict[str, str] = field(default_factory=OrderedDict)
+    # The latest look's references in page order, and whether none repeats: the newest
+    # labels, in this order, unless the look had more than the labels remembered.
+    _refs: list[str] = field(default_factory=list, repr=False)
+    _refs_unique: bool = field(default=False, repr=False)
 
     def saw(self, observation: Observation) -> None:
         """``observation`` is now the tab's latest, and the one its references act on."""
         previous, self.latest, self.current = self.latest, observation, True
         if previous is not None and _same_nodes(previous, observation):
             return  # its references are the newest labels already, in this order
+        refs = [n.ref for n in observation.nodes if n.ref is not None]
+        if previous is not None and self._refs_unique and refs == self._refs:
+            _relabel(self.labels, previous, observation)  # same order: only labels can differ
+            return
         for node in observation.nodes:
             if node.ref is not None:
                 self.labels[node.ref] = node_label(node.role, node.name)
                 self.labels.move_to_end(node.ref)
         while len(self.labels) > _REMEMBERED_LABELS:
             self.labels.popitem(last=False)
+        unique = len(refs) <= _REMEMBERED_LABELS and len(set(refs)) == len(refs)
+        self._refs, self._refs_unique = refs, unique
 
     def label(self, ref: str) -> str | None:
         """What ``ref`` named when the agent last saw it, or ``None`` if it never did."""
         return self.labels.get(ref)
+
+
+def _relabel(labels: dict[str, str], previous: Observation, latest: Observation) -> None:
+    """The labels of ``latest``'s nodes that are not ``previous``'s at the same place.
+
+    For a look with the references of the one before, in the same order, each once: a node
+    kept (``SnapshotReader``) has its label already, and no reference moves.
+    """
+    before = previous.nodes
+    for index, node in enumerate(latest.nodes):
+        if node.ref is not None and (index >= len(before) or before[index] is not node):
+            labels[node.ref] = node_label(node.role, node.name)
 
 
 def _same_nodes(previous: Observation, latest: Observation) -> bool:
@@ -88,5 +110,8 @@ def shows_whole_page(previous: Observation | None, latest: Observation, *, full:
     """
     if full or previous is None or previous.url != latest.url:
         return True
+    pairs = zip(previous.nodes, latest.nodes, strict=False)  # the pages may differ in length
+    if any(a is b and a.ref is not None for a, b in pairs):
+        return False  # a node both looks share (``SnapshotReader``) holds a reference of both
     before = {n.ref for n in previous.nodes if n.ref is not None}
     return not any(n.ref in before for n in latest.nodes if n.ref is not None)

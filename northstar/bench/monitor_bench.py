@@ -11,6 +11,12 @@ agent's whole ``observe`` (``AgentHost`` on a real session over the fixture site
 field was filled) against Playwright's ``aria_snapshot`` of the
 same tab in the same process: interleaved medians and their ratios (target at most 1.1x).
 
+The look after a fill is compared with a snapshot taken after the same kind of fill
+(``observe_changed_ratio``): right after a fill the page recomputes style and layout, and
+Playwright's own snapshot is slower too, so dividing by a snapshot of an unfilled page
+would charge that to the worker. That older quotient is still reported, without a target,
+as ``observe_changed_plain_ratio``.
+
 Targets: under 50 microseconds per event, under 50 ms per observation. Figures depend on the
 machine; the capture time is mostly Playwright's own snapshot, reported on its own line.
 
@@ -333,8 +339,13 @@ def capture_figures(elements: int, rounds: int, browser: str | None) -> list[Fig
 # Agent observe figures
 
 # "changed": what changed after a field was filled (the fill itself is not timed); the
-# "summary" look follows no change, so it measures an unchanged page.
-_LOOKS = ("snapshot", "full", "summary", "changed")
+# "summary" look follows no change, so it measures an unchanged page. "snapshot_fill" is
+# Playwright's snapshot after the same kind of fill: a page that was just filled takes longer
+# to snapshot (style and layout are recomputed), so "changed" is compared with it.
+# It comes last, so the whole-page and unchanged looks never follow a fill no look observed.
+_LOOKS = ("snapshot", "full", "summary", "changed", "snapshot_fill")
+# Each filling look writes its own text, so no fill repeats the value already in the field.
+_FILL_TEXT = {"changed": "round {}", "snapshot_fill": "again {}"}
 
 
 async def _timed_look(
@@ -344,21 +355,23 @@ async def _timed_look(
 
     A look is Playwright's snapshot, or the agent's whole ``observe``.
     """
-    if look == "changed":
-        await page.get_by_role("textbox").first.fill(f"round {round_number}")
+    if look in _FILL_TEXT:
+        await page.get_by_role("textbox").first.fill(_FILL_TEXT[look].format(round_number))
     start, cpu = time.perf_counter(), time.process_time()
-    if look == "snapshot":
+    if look.startswith("snapshot"):
         await page.aria_snapshot(mode="ai")
     else:
         answer = await agents.observe(
             opened.session_id, opened.credential, "bench", full=look == "full"
         )
         assert answer.full is (look == "full"), "the summary look showed the whole page"
+        if look != "full":  # the fills must differ, or "changed" would measure no change
+            assert (look == "changed") is ("no change since" not in answer.text), look
     return (time.perf_counter() - start) * 1_000, (time.process_time() - cpu) * 1_000
 
 
 async def _look_rounds(agents: Any, opened: Any, page: Any, rounds: int) -> dict[str, list[float]]:
-    """Each look ``rounds`` times, interleaved (A B C D, D C B A, ...) so load drifts evenly.
+    """Each look ``rounds`` times, interleaved (A B C D E, E D C B A, ...) so load drifts evenly.
 
     ``look`` holds wall-clock samples, ``look_cpu`` this process's CPU time for the same look.
     """
@@ -404,6 +417,7 @@ def observe_figures(elements: int, rounds: int, browser: str | None) -> list[Fig
     """The agent's ``observe`` against Playwright's own snapshot of the same page (medians)."""
     samples = asyncio.run(_observe_samples(elements, rounds, browser))
     snapshot = statistics.median(samples["snapshot"])
+    snapshot_fill = statistics.median(samples["snapshot_fill"])
     full = statistics.median(samples["full"])
     summary = statistics.median(samples["summary"])
     changed = statistics.median(samples["changed"])
@@ -425,6 +439,12 @@ def observe_figures(elements: int, rounds: int, browser: str | None) -> list[Fig
             "observe_snapshot_ms", "  Playwright aria_snapshot, same page (median)", snapshot, "ms"
         ),
         Figure(
+            "observe_snapshot_fill_ms",
+            "  Playwright aria_snapshot after a fill (median)",
+            snapshot_fill,
+            "ms",
+        ),
+        Figure(
             "observe_full_ratio",
             "  observe whole page / aria_snapshot",
             full / snapshot,
@@ -442,11 +462,19 @@ def observe_figures(elements: int, rounds: int, browser: str | None) -> list[Fig
         ),
         Figure(
             "observe_changed_ratio",
-            "  observe what changed after a fill / aria_snapshot",
-            changed / snapshot,
+            "  observe what changed after a fill / aria_snapshot after a fill",
+            changed / snapshot_fill,
             "x",
             f"<= {TARGET_OBSERVE_RATIO:g}x",
-            changed / snapshot <= TARGET_OBSERVE_RATIO,
+            changed / snapshot_fill <= TARGET_OBSERVE_RATIO,
+        ),
+        # The same look against the snapshot of a page that was not just filled: shown so the
+        # change of denominator hides nothing; it is not the target's ratio.
+        Figure(
+            "observe_changed_plain_ratio",
+            "  observe what changed after a fill / aria_snapshot (unfilled page)",
+            changed / snapshot,
+            "x",
         ),
         *_cpu_figures(samples),
     ]
@@ -454,7 +482,8 @@ def observe_figures(elements: int, rounds: int, browser: str | None) -> list[Fig
 
 def _cpu_figures(samples: dict[str, list[float]]) -> list[Figure]:
     """This process's CPU per look (medians): what Northstar's Python adds, whatever the load."""
-    names = {"snapshot": "aria_snapshot", "full": "whole page", "summary": "what changed"}
+    names = {"snapshot": "aria_snapshot", "snapshot_fill": "aria_snapshot after a fill"}
+    names |= {"full": "whole page", "summary": "what changed"}
     names["changed"] = "what changed after a fill"
     return [
         Figure(

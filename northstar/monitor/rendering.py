@@ -18,7 +18,7 @@ Secrets never reach this module: observations are redacted when they are capture
 from __future__ import annotations
 
 from collections import defaultdict, deque
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 
 from northstar.monitor.observation import Node, Observation, node_label
 from northstar.monitor.screen_change import NodeView, ScreenChange, ScreenChangeItem
@@ -63,13 +63,20 @@ def render_page(observation: Observation, *, max_lines: int = 600) -> str:
     return "\n".join(lines)
 
 
+_Place = tuple[tuple[str, ...], str | None]
+
+
 def _refs_by_place(
-    observation: Observation,
-) -> dict[tuple[tuple[str, ...], str | None], deque[str]]:
-    """Each element's reference by its path (and text, when unnamed), in page order."""
-    places: dict[tuple[tuple[str, ...], str | None], deque[str]] = defaultdict(deque)
+    observation: Observation, paths: Collection[tuple[str, ...]]
+) -> dict[_Place, deque[str]]:
+    """The references of the elements on ``paths``, by path (and text, when unnamed).
+
+    In page order. Only the items' paths are asked for: a change is a few items on a page
+    of thousands of nodes, and a path that no item has is never looked up.
+    """
+    places: dict[_Place, deque[str]] = defaultdict(deque)
     for node in observation.nodes:
-        if node.ref is not None and not node.structural:
+        if node.ref is not None and node.path in paths and not node.structural:
             places[(node.path, None if node.name else node.value)].append(node.ref)
     return places
 
@@ -94,7 +101,7 @@ def _item_line(item: ScreenChangeItem, ref: str | None) -> str:
 
 
 def _item_lines(change: ScreenChange, after: Observation) -> Iterator[str]:
-    places = _refs_by_place(after)
+    places = _refs_by_place(after, {item.path for item in (*change.changed, *change.added)})
     for item in (*change.changed, *change.added, *change.removed):
         refs = places.get((item.path, None if item.name else (item.after or NodeView()).value))
         ref = refs.popleft() if refs and item.change != "removed" else None

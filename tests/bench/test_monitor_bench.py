@@ -22,7 +22,12 @@ OBSERVE_KEYS = {
     "observe_summary_ratio",
     "observe_changed_ms",
     "observe_changed_ratio",
-    *(f"observe_{look}_cpu_ms" for look in ("snapshot", "full", "summary", "changed")),
+    "observe_changed_plain_ratio",
+    "observe_snapshot_fill_ms",
+    *(
+        f"observe_{look}_cpu_ms"
+        for look in ("snapshot", "snapshot_fill", "full", "summary", "changed")
+    ),
 }
 MONITOR_KEYS = {"monitor_us_per_event", "monitor_us_per_action", "monitor_us_per_observation"}
 
@@ -48,9 +53,15 @@ def test_the_json_holds_the_observe_medians_and_their_ratios(
     assert set(figures) >= OBSERVE_KEYS | MONITOR_KEYS
     assert all(figures[key]["value"] > 0 for key in OBSERVE_KEYS)
     snapshot = figures["observe_snapshot_ms"]["value"]
-    for look in ("full", "summary", "changed"):
+    for look in ("full", "summary"):
         ratio = figures[f"observe_{look}_ratio"]["value"]
         assert ratio == pytest.approx(figures[f"observe_{look}_ms"]["value"] / snapshot)
+    changed = figures["observe_changed_ms"]["value"]
+    after_fill = figures["observe_snapshot_fill_ms"]["value"]
+    assert figures["observe_changed_ratio"]["value"] == pytest.approx(changed / after_fill)
+    assert figures["observe_changed_ratio"]["target"] == "<= 1.1x"
+    assert figures["observe_changed_plain_ratio"]["value"] == pytest.approx(changed / snapshot)
+    assert figures["observe_changed_plain_ratio"]["ok"] is None
 
 
 @pytest.mark.browser
@@ -61,4 +72,6 @@ def test_the_table_names_every_figure(capsys: pytest.CaptureFixture[str]) -> Non
     assert table.splitlines()[0].startswith("metric")
     assert "agent observe, whole page, 8 elements" in table
     assert "observe what changed / aria_snapshot" in table
+    assert "observe what changed after a fill / aria_snapshot after a fill" in table
+    assert "observe what changed after a fill / aria_snapshot (unfilled page)" in table
     assert "monitor: record_action, mean per call" in table

@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from northstar.monitor.observation import ParsedPage, build_observation
-from northstar.monitor.snapshot_reader import SnapshotReader
+from northstar.monitor.snapshot_reader import SnapshotReader, _Lines, _rescan, _scan
 
 # Lines that exercise every part of the parser: paths (named, unnamed, structural), values,
 # states, properties (also quoted), text, tables, repeats, and lines that are not entries.
@@ -135,3 +135,86 @@ def test_a_page_nested_deeper_than_the_reuse_walk_is_parsed_in_full() -> None:
     reader = SnapshotReader()
     assert reader.read(deep) == _full(deep)
     assert reader.read(deep + '\n- button "x"') == _full(deep + '\n- button "x"')
+
+
+# The lines of a later snapshot are scanned from the earlier one's: the same as a fresh scan.
+
+pieces = st.sampled_from(["", "  ", "- ", "\n", "\n  - ", ":", '"x"', "[ref=e9]", "/url: a"])
+char_edits = st.lists(
+    st.tuples(st.floats(0, 1), st.integers(0, 12), pieces), min_size=1, max_size=4
+)
+
+
+def _edited(text: str, edits: list[tuple[float, int, str]]) -> str:
+    """Characters removed and inserted anywhere: mid-line, at the start or at the end."""
+    for where, removed, inserted in edits:
+        at = round(where * len(text))
+        text = text[:at] + inserted + text[at + removed :]
+    return text
+
+
+def _lines_equal(scan: _Lines, expected: _Lines) -> None:
+    assert scan == expected, (scan, expected)
+
+
+@settings(max_examples=400, deadline=None)
+@given(lines=lines_strategy, changes=st.lists(edits, min_size=1, max_size=4))
+def test_lines_scanned_again_after_line_edits_equal_a_fresh_scan(
+    lines: list[tuple[int, str]], changes: list[list[tuple[str, int, int, str]]]
+) -> None:
+    previous = _scan(_text(lines))
+    for batch in changes:
+        for kind, where, depth, line in batch:
+            at = where % (len(lines) + 1)
+            if kind == "insert" or not lines:
+                lines.insert(at, (depth, line))
+            elif kind == "replace":
+                lines[at % len(lines)] = (depth, line)
+            else:
+                del lines[at % len(lines)]
+        text = _text(lines)
+        rescanned = _rescan(previous, text)
+        _lines_equal(rescanned, _scan(text))
+        previous = rescanned
+
+
+@settings(max_examples=400, deadline=None)
+@given(lines=lines_strategy, changes=st.lists(char_edits, min_size=1, max_size=4))
+def test_lines_scanned_again_after_character_edits_equal_a_fresh_scan(
+    lines: list[tuple[int, str]], changes: list[list[tuple[float, int, str]]]
+) -> None:
+    text = _text(lines)
+    previous = _scan(text)
+    for batch in changes:
+        text = _edited(text, batch)
+        rescanned = _rescan(previous, text)
+        _lines_equal(rescanned, _scan(text))
+        previous = rescanned
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    lines=lines_strategy,
+    changes=st.lists(char_edits, min_size=1, max_size=4),
+    redaction=redactions,
+)
+def test_a_page_edited_anywhere_reads_as_a_full_parse(
+    lines: list[tuple[int, str]],
+    changes: list[list[tuple[float, int, str]]],
+    redaction: dict[str, list[str]],
+) -> None:
+    text = _text(lines)
+    reader = SnapshotReader()
+    assert reader.read(text, **redaction) == _full(text, **redaction)
+    for batch in changes:
+        text = _edited(text, batch)
+        assert reader.read(text, **redaction) == _full(text, **redaction)
+
+
+def test_a_nested_subtree_replaced_in_the_middle_links_its_ancestors_again() -> None:
+    before = "- a:\n  - b:\n    - c\n    - d\n  - e\n- f"
+    after = "- a:\n  - b:\n    - c\n      - x:\n        - y\n  - e\n- f"
+    scan = _rescan(_scan(before), after)
+    assert scan == _scan(after)
+    assert list(scan.children(0)) == [1, 5]
+    assert scan.after[2:4] == [5, 5]
