@@ -38,6 +38,7 @@ import json
 import re
 import secrets
 from dataclasses import dataclass
+from itertools import compress
 from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -53,6 +54,7 @@ from northstar.monitor.observation import (
     NodeStates,
     Observation,
 )
+from northstar.monitor.positions import changed_positions, common_ends
 from northstar.recipe.model import PASSIVE_KINDS, Target
 
 __all__ = [
@@ -186,22 +188,76 @@ _SECTIONS: dict[int, tuple[tuple[Node, ...], _Sections]] = {}
 _SECTIONS_HELD = 32
 
 
+class _KeyLists(NamedTuple):
+    """One reading's meaningful nodes and each one's parts of the keys, position by position.
+
+    Never changed once made: the next reading of the tab copies what it keeps.
+    """
+
+    nodes: tuple[Node, ...]
+    exact: list[str]
+    coarse: list[str]
+    cycle: list[str]
+    control: list[bool]
+
+
+_NO_KEYS = _KeyLists((), [], [], [], [])
+# The latest key lists of each tab (see ``_positions``); bounded: cleared when full.
+_LATEST_KEYS: dict[str, _KeyLists] = {}
+_TABS_HELD = 32
+
+
 def _sections(observation: Observation) -> _Sections:
     nodes = observation.meaningful_nodes
     held = _SECTIONS.get(id(nodes))
     if held is not None and held[0] is nodes:
         return held[1]
-    keys = [_node_keys(n) for n in nodes]
+    lists = _key_lists(observation.tab, nodes)
     sections = _Sections(
-        ",".join(k.exact for k in keys),
-        ",".join(k.coarse for k in keys),
-        ",".join(k.cycle for k in keys),
-        ",".join(k.coarse for k in keys if k.control),
+        ",".join(lists.exact),
+        ",".join(lists.coarse),
+        ",".join(lists.cycle),
+        ",".join(compress(lists.coarse, lists.control)),
     )
     if len(_SECTIONS) >= _SECTIONS_HELD:
         _SECTIONS.clear()
     _SECTIONS[id(nodes)] = (nodes, sections)
     return sections
+
+
+def _key_lists(tab: str, nodes: tuple[Node, ...]) -> _KeyLists:
+    """The key lists of ``nodes``, taken from the tab's previous reading where nodes are kept."""
+    previous = _LATEST_KEYS.get(tab, _NO_KEYS)
+    changed = changed_positions(previous.nodes, nodes)
+    lists = _spliced(previous, nodes) if changed is None else _replaced(previous, nodes, changed)
+    if len(_LATEST_KEYS) >= _TABS_HELD and tab not in _LATEST_KEYS:
+        _LATEST_KEYS.clear()
+    _LATEST_KEYS[tab] = lists
+    return lists
+
+
+def _replaced(previous: _KeyLists, nodes: tuple[Node, ...], changed: list[int]) -> _KeyLists:
+    """The previous lists with the keys of the ``changed`` positions' new nodes."""
+    exact, coarse = previous.exact.copy(), previous.coarse.copy()
+    cycle, control = previous.cycle.copy(), previous.control.copy()
+    for index in changed:
+        keys = _node_keys(nodes[index])
+        exact[index], coarse[index], cycle[index], control[index] = keys
+    return _KeyLists(nodes, exact, coarse, cycle, control)
+
+
+def _spliced(previous: _KeyLists, nodes: tuple[Node, ...]) -> _KeyLists:
+    """The previous lists' common start and end around the keys of the nodes between."""
+    start, end = common_ends(previous.nodes, nodes)
+    keys = [_node_keys(n) for n in nodes[start : len(nodes) - end]]
+    cut = len(previous.nodes) - end
+    return _KeyLists(
+        nodes,
+        previous.exact[:start] + [k.exact for k in keys] + previous.exact[cut:],
+        previous.coarse[:start] + [k.coarse for k in keys] + previous.coarse[cut:],
+        previous.cycle[:start] + [k.cycle for k in keys] + previous.cycle[cut:],
+        previous.control[:start] + [k.control for k in keys] + previous.control[cut:],
+    )
 
 
 def _hash(*sections: str) -> str:
