@@ -199,9 +199,10 @@ class _KeyLists(NamedTuple):
     coarse: list[str]
     cycle: list[str]
     control: list[bool]
+    joined: _Sections
 
 
-_NO_KEYS = _KeyLists((), [], [], [], [])
+_NO_KEYS = _KeyLists((), [], [], [], [], _Sections("", "", "", ""))
 # The latest key lists of each tab (see ``_positions``); bounded: cleared when full.
 _LATEST_KEYS: dict[str, _KeyLists] = {}
 _TABS_HELD = 32
@@ -212,13 +213,7 @@ def _sections(observation: Observation) -> _Sections:
     held = _SECTIONS.get(id(nodes))
     if held is not None and held[0] is nodes:
         return held[1]
-    lists = _key_lists(observation.tab, nodes)
-    sections = _Sections(
-        ",".join(lists.exact),
-        ",".join(lists.coarse),
-        ",".join(lists.cycle),
-        ",".join(compress(lists.coarse, lists.control)),
-    )
+    sections = _key_lists(observation.tab, nodes).joined
     if len(_SECTIONS) >= _SECTIONS_HELD:
         _SECTIONS.clear()
     _SECTIONS[id(nodes)] = (nodes, sections)
@@ -243,7 +238,22 @@ def _replaced(previous: _KeyLists, nodes: tuple[Node, ...], changed: list[int]) 
     for index in changed:
         keys = _node_keys(nodes[index])
         exact[index], coarse[index], cycle[index], control[index] = keys
-    return _KeyLists(nodes, exact, coarse, cycle, control)
+
+    def kept(old: list[Any], new: list[Any]) -> bool:
+        return all(old[i] == new[i] for i in changed)
+
+    # A section that no changed position altered is the previous text object (``_hashed``):
+    # after a fill, typed values change the exact section alone.
+    was, coarse_kept = previous.joined, kept(previous.coarse, coarse)
+    joined = _Sections(
+        was.exact if kept(previous.exact, exact) else ",".join(exact),
+        was.coarse if coarse_kept else ",".join(coarse),
+        was.cycle if kept(previous.cycle, cycle) else ",".join(cycle),
+        was.controls
+        if coarse_kept and kept(previous.control, control)
+        else ",".join(compress(coarse, control)),
+    )
+    return _KeyLists(nodes, exact, coarse, cycle, control, joined)
 
 
 def _spliced(previous: _KeyLists, nodes: tuple[Node, ...]) -> _KeyLists:
@@ -251,13 +261,14 @@ def _spliced(previous: _KeyLists, nodes: tuple[Node, ...]) -> _KeyLists:
     start, end = common_ends(previous.nodes, nodes)
     keys = [_node_keys(n) for n in nodes[start : len(nodes) - end]]
     cut = len(previous.nodes) - end
-    return _KeyLists(
-        nodes,
-        previous.exact[:start] + [k.exact for k in keys] + previous.exact[cut:],
-        previous.coarse[:start] + [k.coarse for k in keys] + previous.coarse[cut:],
-        previous.cycle[:start] + [k.cycle for k in keys] + previous.cycle[cut:],
-        previous.control[:start] + [k.control for k in keys] + previous.control[cut:],
+    exact = previous.exact[:start] + [k.exact for k in keys] + previous.exact[cut:]
+    coarse = previous.coarse[:start] + [k.coarse for k in keys] + previous.coarse[cut:]
+    cycle = previous.cycle[:start] + [k.cycle for k in keys] + previous.cycle[cut:]
+    control = previous.control[:start] + [k.control for k in keys] + previous.control[cut:]
+    joined = _Sections(
+        ",".join(exact), ",".join(coarse), ",".join(cycle), ",".join(compress(coarse, control))
     )
+    return _KeyLists(nodes, exact, coarse, cycle, control, joined)
 
 
 def _hash(*sections: str) -> str:
@@ -265,10 +276,32 @@ def _hash(*sections: str) -> str:
     return hashlib.sha256("\x1e".join(sections).encode("utf-8")).hexdigest()
 
 
+# Digests by the identity of the section they hash, held with it; bounded: cleared when full.
+_HASHED: dict[tuple[str, int, tuple[str, ...]], tuple[str, str]] = {}
+_HASHED_HELD = 32
+
+
+def _hashed(before: str, section: str, *after: str) -> str:
+    """``_hash(before, section, *after)``, taken as it was while ``section`` is the same text.
+
+    Joined sections that did not change are the previous objects (``_replaced``), so the
+    keys that leave typed values out are not hashed again after a fill.
+    """
+    key = (before, id(section), after)
+    held = _HASHED.get(key)
+    if held is not None and held[0] is section:
+        return held[1]
+    digest = _hash(before, section, *after)
+    if len(_HASHED) >= _HASHED_HELD:
+        _HASHED.clear()
+    _HASHED[key] = (section, digest)
+    return digest
+
+
 def _fingerprint(observation: Observation, sections: _Sections) -> str:
     frames = tuple((f.index, f.parent, f.name, f.url) for f in observation.frames)
     tables = tuple((t.name, t.headers, t.rows) for t in observation.tables)
-    return _hash(
+    return _hashed(
         repr((observation.tab, observation.url, observation.title, frames)),
         sections.exact,
         repr(tables),
@@ -291,17 +324,17 @@ def _media_coarse(observation: Observation) -> str:
 
 def _state_key(observation: Observation, sections: _Sections) -> str:
     where = repr((observation.tab, observation.url))
-    return _hash(where, sections.coarse, _media_coarse(observation))
+    return _hashed(where, sections.coarse, _media_coarse(observation))
 
 
 def _controls_key(observation: Observation, sections: _Sections) -> str:
     where = repr((observation.tab, observation.url))
-    return _hash(where, sections.controls)
+    return _hashed(where, sections.controls)
 
 
 def _cycle_key(observation: Observation, sections: _Sections) -> str:
     where = repr((observation.tab, observation.url))
-    return _hash(where, sections.cycle, _media_coarse(observation))
+    return _hashed(where, sections.cycle, _media_coarse(observation))
 
 
 def observation_state_key(observation: Observation) -> str:

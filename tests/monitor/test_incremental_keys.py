@@ -68,21 +68,18 @@ def _read(reader: SnapshotReader, text: str, tab: str, number: int) -> Observati
 
 
 def _expected_digest(observation: Observation) -> fp.ObservationDigest:
-    """Every key from the sections joined over every meaningful node, with no cache."""
+    """Every key hashed from sections joined over every meaningful node, with no cache."""
     shown = tuple(n for n in observation.nodes if not n.structural)
     keys = [fp._keys_of(n) for n in shown]
-    sections = fp._Sections(
-        ",".join(k.exact for k in keys),
-        ",".join(k.coarse for k in keys),
-        ",".join(k.cycle for k in keys),
-        ",".join(k.coarse for k in keys if k.control),
-    )
+    where = repr((observation.tab, observation.url))
+    head = repr((observation.tab, observation.url, observation.title, ()))
+    coarse, cycle = ",".join(k.coarse for k in keys), ",".join(k.cycle for k in keys)
     return fp.ObservationDigest(
         tab=observation.tab,
-        fingerprint=fp._fingerprint(observation, sections),
-        state_key=fp._state_key(observation, sections),
-        cycle_key=fp._cycle_key(observation, sections),
-        controls_key=fp._controls_key(observation, sections),
+        fingerprint=fp._hash(head, ",".join(k.exact for k in keys), "()", "()"),
+        state_key=fp._hash(where, coarse, "()"),
+        cycle_key=fp._hash(where, cycle, "()"),
+        controls_key=fp._hash(where, ",".join(k.coarse for k in keys if k.control)),
     )
 
 
