@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from northstar.errors import StaleReference
 from northstar.monitor.observation import ElementRef, Node, Observation, node_label
+from northstar.monitor.positions import changed_positions
 
 __all__ = ["TabView", "resolve", "shows_whole_page"]
 
@@ -42,6 +43,8 @@ class TabView:
         previous, self.latest, self.current = self.latest, observation, True
         if previous is not None and _same_nodes(previous, observation):
             return  # its references are the newest labels already, in this order
+        if previous is not None and self._refs_unique and _relabeled(previous, observation, self):
+            return
         refs = [n.ref for n in observation.nodes if n.ref is not None]
         if previous is not None and self._refs_unique and refs == self._refs:
             _relabel(self.labels, previous, observation)  # same order: only labels can differ
@@ -58,6 +61,24 @@ class TabView:
     def label(self, ref: str) -> str | None:
         """What ``ref`` named when the agent last saw it, or ``None`` if it never did."""
         return self.labels.get(ref)
+
+
+def _relabeled(previous: Observation, latest: Observation, view: TabView) -> bool:
+    """Relabel a look whose few changed positions hold the references they held before.
+
+    The other positions hold the same nodes (``SnapshotReader``), so the references are
+    the previous look's, in the same order: only the changed nodes' labels can differ.
+    Whether it applied; when not, the caller compares the whole list of references.
+    """
+    before, after = previous.nodes, latest.nodes
+    changed = changed_positions(before, after)
+    if changed is None or any(before[i].ref != after[i].ref for i in changed):
+        return False
+    for index in changed:
+        node = after[index]
+        if node.ref is not None:
+            view.labels[node.ref] = node_label(node.role, node.name)
+    return True
 
 
 def _relabel(labels: dict[str, str], previous: Observation, latest: Observation) -> None:

@@ -38,6 +38,7 @@ import json
 import re
 import secrets
 from dataclasses import dataclass
+from itertools import compress
 from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -53,6 +54,7 @@ from northstar.monitor.observation import (
     NodeStates,
     Observation,
 )
+from northstar.monitor.positions import changed_positions, common_ends
 from northstar.recipe.model import PASSIVE_KINDS, Target
 
 __all__ = [
@@ -186,22 +188,87 @@ _SECTIONS: dict[int, tuple[tuple[Node, ...], _Sections]] = {}
 _SECTIONS_HELD = 32
 
 
+class _KeyLists(NamedTuple):
+    """One reading's meaningful nodes and each one's parts of the keys, position by position.
+
+    Never changed once made: the next reading of the tab copies what it keeps.
+    """
+
+    nodes: tuple[Node, ...]
+    exact: list[str]
+    coarse: list[str]
+    cycle: list[str]
+    control: list[bool]
+    joined: _Sections
+
+
+_NO_KEYS = _KeyLists((), [], [], [], [], _Sections("", "", "", ""))
+# The latest key lists of each tab (see ``_positions``); bounded: cleared when full.
+_LATEST_KEYS: dict[str, _KeyLists] = {}
+_TABS_HELD = 32
+
+
 def _sections(observation: Observation) -> _Sections:
     nodes = observation.meaningful_nodes
     held = _SECTIONS.get(id(nodes))
     if held is not None and held[0] is nodes:
         return held[1]
-    keys = [_node_keys(n) for n in nodes]
-    sections = _Sections(
-        ",".join(k.exact for k in keys),
-        ",".join(k.coarse for k in keys),
-        ",".join(k.cycle for k in keys),
-        ",".join(k.coarse for k in keys if k.control),
-    )
+    sections = _key_lists(observation.tab, nodes).joined
     if len(_SECTIONS) >= _SECTIONS_HELD:
         _SECTIONS.clear()
     _SECTIONS[id(nodes)] = (nodes, sections)
     return sections
+
+
+def _key_lists(tab: str, nodes: tuple[Node, ...]) -> _KeyLists:
+    """The key lists of ``nodes``, taken from the tab's previous reading where nodes are kept."""
+    previous = _LATEST_KEYS.get(tab, _NO_KEYS)
+    changed = changed_positions(previous.nodes, nodes)
+    lists = _spliced(previous, nodes) if changed is None else _replaced(previous, nodes, changed)
+    if len(_LATEST_KEYS) >= _TABS_HELD and tab not in _LATEST_KEYS:
+        _LATEST_KEYS.clear()
+    _LATEST_KEYS[tab] = lists
+    return lists
+
+
+def _replaced(previous: _KeyLists, nodes: tuple[Node, ...], changed: list[int]) -> _KeyLists:
+    """The previous lists with the keys of the ``changed`` positions' new nodes."""
+    exact, coarse = previous.exact.copy(), previous.coarse.copy()
+    cycle, control = previous.cycle.copy(), previous.control.copy()
+    for index in changed:
+        keys = _node_keys(nodes[index])
+        exact[index], coarse[index], cycle[index], control[index] = keys
+
+    def kept(old: list[Any], new: list[Any]) -> bool:
+        return all(old[i] == new[i] for i in changed)
+
+    # A section that no changed position altered is the previous text object (``_hashed``):
+    # after a fill, typed values change the exact section alone.
+    was, coarse_kept = previous.joined, kept(previous.coarse, coarse)
+    joined = _Sections(
+        was.exact if kept(previous.exact, exact) else ",".join(exact),
+        was.coarse if coarse_kept else ",".join(coarse),
+        was.cycle if kept(previous.cycle, cycle) else ",".join(cycle),
+        was.controls
+        if coarse_kept and kept(previous.control, control)
+        else ",".join(compress(coarse, control)),
+    )
+    return _KeyLists(nodes, exact, coarse, cycle, control, joined)
+
+
+def _spliced(previous: _KeyLists, nodes: tuple[Node, ...]) -> _KeyLists:
+    """The previous lists' common start and end around the keys of the nodes between."""
+    start, end = common_ends(previous.nodes, nodes)
+    keys = [_node_keys(n) for n in nodes[start : len(nodes) - end]]
+    cut = len(previous.nodes) - end
+    exact = previous.exact[:start] + [k.exact for k in keys] + previous.exact[cut:]
+    coarse = previous.coarse[:start] + [k.coarse for k in keys] + previous.coarse[cut:]
+    cycle = previous.cycle[:start] + [k.cycle for k in keys] + previous.cycle[cut:]
+    control = previous.control[:start] + [k.control for k in keys] + previous.control[cut:]
+    joined = _Sections(
+        ",".join(exact), ",".join(coarse), ",".join(cycle), ",".join(compress(coarse, control))
+    )
+    return _KeyLists(nodes, exact, coarse, cycle, control, joined)
 
 
 def _hash(*sections: str) -> str:
@@ -209,10 +276,32 @@ def _hash(*sections: str) -> str:
     return hashlib.sha256("\x1e".join(sections).encode("utf-8")).hexdigest()
 
 
+# Digests by the identity of the section they hash, held with it; bounded: cleared when full.
+_HASHED: dict[tuple[str, int, tuple[str, ...]], tuple[str, str]] = {}
+_HASHED_HELD = 32
+
+
+def _hashed(before: str, section: str, *after: str) -> str:
+    """``_hash(before, section, *after)``, taken as it was while ``section`` is the same text.
+
+    Joined sections that did not change are the previous objects (``_replaced``), so the
+    keys that leave typed values out are not hashed again after a fill.
+    """
+    key = (before, id(section), after)
+    held = _HASHED.get(key)
+    if held is not None and held[0] is section:
+        return held[1]
+    digest = _hash(before, section, *after)
+    if len(_HASHED) >= _HASHED_HELD:
+        _HASHED.clear()
+    _HASHED[key] = (section, digest)
+    return digest
+
+
 def _fingerprint(observation: Observation, sections: _Sections) -> str:
     frames = tuple((f.index, f.parent, f.name, f.url) for f in observation.frames)
     tables = tuple((t.name, t.headers, t.rows) for t in observation.tables)
-    return _hash(
+    return _hashed(
         repr((observation.tab, observation.url, observation.title, frames)),
         sections.exact,
         repr(tables),
@@ -235,17 +324,17 @@ def _media_coarse(observation: Observation) -> str:
 
 def _state_key(observation: Observation, sections: _Sections) -> str:
     where = repr((observation.tab, observation.url))
-    return _hash(where, sections.coarse, _media_coarse(observation))
+    return _hashed(where, sections.coarse, _media_coarse(observation))
 
 
 def _controls_key(observation: Observation, sections: _Sections) -> str:
     where = repr((observation.tab, observation.url))
-    return _hash(where, sections.controls)
+    return _hashed(where, sections.controls)
 
 
 def _cycle_key(observation: Observation, sections: _Sections) -> str:
     where = repr((observation.tab, observation.url))
-    return _hash(where, sections.cycle, _media_coarse(observation))
+    return _hashed(where, sections.cycle, _media_coarse(observation))
 
 
 def observation_state_key(observation: Observation) -> str:

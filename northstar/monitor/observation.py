@@ -27,6 +27,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from northstar.monitor.positions import shown_nodes
 from northstar.redaction import REDACTED, secret_pattern
 
 __all__ = [
@@ -217,11 +218,12 @@ class Observation(_Frozen):
         """The nodes without the structural ones (wrappers with no name, text or value).
 
         What fingerprints, screen changes and the page's text compare; kept once read.
+        After a change, only the positions that hold new node objects are looked at again.
         """
         held = _MEANINGFUL.get(id(self.nodes))
         if held is not None and held[0] is self.nodes:
             return held[1]
-        shown = tuple(n for n in self.nodes if not n.structural)
+        shown = shown_nodes(self.tab, self.nodes)  # reuses the tab's previous reading
         if len(_MEANINGFUL) >= _MEANINGFUL_HELD:
             _MEANINGFUL.clear()
         _MEANINGFUL[id(self.nodes)] = (self.nodes, shown)

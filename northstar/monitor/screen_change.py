@@ -27,6 +27,7 @@ from northstar.monitor.observation import (
     Observation,
     node_label,
 )
+from northstar.monitor.positions import same_end, same_start
 
 __all__ = ["NodeView", "ScreenChange", "ScreenChangeItem", "ScreenChangeSettings", "screen_change"]
 
@@ -147,10 +148,10 @@ def _middles(old: list[_Source], new: list[_Source]) -> tuple[list[_Source], lis
     usually enough to tell them equal.
     """
     shortest = min(len(old), len(new))
-    start = 0
+    start = same_start(old, new)  # the same objects, skipped at C speed; then equal ones
     while start < shortest and (old[start] is new[start] or old[start] == new[start]):
         start += 1
-    end = 0
+    end = min(same_end(old, new), shortest - start)
     while end < shortest - start and (
         old[-1 - end] is new[-1 - end] or old[-1 - end] == new[-1 - end]
     ):
