@@ -23,7 +23,7 @@ from pathlib import Path
 
 from fixtures.postgres_server import PostgresServer
 from northstar.journal import Journal
-from tests.readers.test_bounded import _fill
+from tests.readers.test_bounded import _fill, create_long_run
 
 COMMANDS = ("show", "report", "watch", "runs")
 
@@ -39,16 +39,7 @@ def _journal_url(postgres: bool, folder: Path) -> Iterator[str]:
 
 def _filled(url: str, iterations: int) -> str:
     with Journal.open(url) as journal:
-        run_id, _ = journal.create_run(
-            recipe_path="r.yaml",
-            recipe_name="long",
-            definition_hash="0" * 64,
-            project="p",
-            profile="default",
-            params_fingerprint="fp",
-            total_iterations=iterations,
-            options={},
-        )
+        run_id = create_long_run(journal, iterations)
         for low in range(1, iterations + 1, 10_000):
             _fill(journal, run_id, range(low, min(low + 10_000, iterations + 1)))
         journal.finish_run(run_id, "verified")

@@ -12,8 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from northstar.agent.references import TabView
-from northstar.monitor.observation import Observation, assemble_observation, node_label
+from northstar.monitor.observation import node_label
 from northstar.monitor.snapshot_reader import SnapshotReader
+from tests.monitor.page_edits import look_at
 
 # Labels that change under the same reference, a repeated reference, text without one.
 LINES = [
@@ -31,13 +32,6 @@ LINES = [
 pages = st.lists(st.tuples(st.integers(0, 2), st.sampled_from(LINES)), max_size=10)
 
 
-def _look(reader: SnapshotReader, lines: list[tuple[int, str]]) -> Observation:
-    text = "\n".join("  " * depth + line for depth, line in lines)
-    return assemble_observation(
-        reader.read(text), str, tab="t", url="u", title="", snapshot_id="s", frames=(), media=()
-    )
-
-
 @settings(max_examples=300, deadline=None)
 @given(looks=st.lists(pages, min_size=1, max_size=6))
 def test_the_labels_equal_every_look_replayed_in_full(
@@ -46,7 +40,7 @@ def test_the_labels_equal_every_look_replayed_in_full(
     reader, view = SnapshotReader(), TabView("t")
     expected: OrderedDict[str, str] = OrderedDict()
     for lines in looks:
-        look = _look(reader, lines)
+        look = look_at(reader, lines)
         view.saw(look)
         for node in look.nodes:
             if node.ref is not None:
@@ -58,13 +52,13 @@ def test_the_labels_equal_every_look_replayed_in_full(
 
 def test_a_renamed_button_is_labelled_anew_and_keeps_its_place() -> None:
     reader, view = SnapshotReader(), TabView("t")
-    view.saw(_look(reader, [(0, '- button "Save" [ref=e2]'), (0, '- link "Next" [ref=e4]')]))
-    view.saw(_look(reader, [(0, '- button "Saved" [ref=e2]'), (0, '- link "Next" [ref=e4]')]))
+    view.saw(look_at(reader, [(0, '- button "Save" [ref=e2]'), (0, '- link "Next" [ref=e4]')]))
+    view.saw(look_at(reader, [(0, '- button "Saved" [ref=e2]'), (0, '- link "Next" [ref=e4]')]))
     assert list(view.labels.items()) == [("e2", 'button "Saved"'), ("e4", 'link "Next"')]
 
 
 def test_a_button_renamed_below_new_text_is_labelled_anew() -> None:
     reader, view = SnapshotReader(), TabView("t")
-    view.saw(_look(reader, [(0, '- button "Save" [ref=e2]')]))
-    view.saw(_look(reader, [(0, "- text: Total 42"), (0, '- button "Saved" [ref=e2]')]))
+    view.saw(look_at(reader, [(0, '- button "Save" [ref=e2]')]))
+    view.saw(look_at(reader, [(0, "- text: Total 42"), (0, '- button "Saved" [ref=e2]')]))
     assert list(view.labels.items()) == [("e2", 'button "Saved"')]

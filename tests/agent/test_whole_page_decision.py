@@ -10,8 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from northstar.agent.references import shows_whole_page
-from northstar.monitor.observation import Observation, assemble_observation
+from northstar.monitor.observation import Observation
 from northstar.monitor.snapshot_reader import SnapshotReader
+from tests.monitor.page_edits import look_at
 
 LINES = [
     "- generic [ref=e1]:",
@@ -25,13 +26,6 @@ LINES = [
 pages = st.lists(st.tuples(st.integers(0, 2), st.sampled_from(LINES)), max_size=12)
 
 
-def _look(reader: SnapshotReader, lines: list[tuple[int, str]]) -> Observation:
-    text = "\n".join("  " * depth + line for depth, line in lines)
-    return assemble_observation(
-        reader.read(text), str, tab="t", url="u", title="", snapshot_id="s", frames=(), media=()
-    )
-
-
 def _by_every_reference(previous: Observation, latest: Observation) -> bool:
     before = {n.ref for n in previous.nodes if n.ref is not None}
     return not any(n.ref in before for n in latest.nodes if n.ref is not None)
@@ -43,9 +37,9 @@ def test_the_decision_equals_a_comparison_of_every_reference(
     looks: list[list[tuple[int, str]]],
 ) -> None:
     reader = SnapshotReader()
-    previous = _look(reader, looks[0])
+    previous = look_at(reader, looks[0])
     for lines in looks[1:]:
-        latest = _look(reader, lines)
+        latest = look_at(reader, lines)
         expected = _by_every_reference(previous, latest)
         assert shows_whole_page(previous, latest, full=False) is expected
         previous = latest

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -69,14 +68,6 @@ def first_takeover(survivor: Liveness, name: str, recover: Any) -> int | None:
         if time.monotonic() > deadline:
             return None
     return taken
-
-
-@pytest.fixture
-def workers() -> Iterator[list[Worker]]:
-    started: list[Worker] = []
-    yield started
-    for worker in started:
-        worker.kill()
 
 
 def start_pair(url: str, tmp: Path, point: str, prefix: str, at: int = 2) -> list[Worker]:

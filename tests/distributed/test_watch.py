@@ -14,7 +14,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -69,14 +69,6 @@ class Watch:
         if self.process.poll() is None:
             self.process.kill()
         self.process.wait(timeout=30)
-
-
-@pytest.fixture
-def workers() -> Iterator[list[Worker]]:
-    started: list[Worker] = []
-    yield started
-    for worker in started:
-        worker.kill()
 
 
 def settled(*numbers: int) -> Callable[[list[str]], bool]:

@@ -8,7 +8,6 @@ starts (nothing is sent), and one with the same bytes runs it.
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,14 +19,6 @@ from northstar import readers
 from tests.conftest import RECIPES
 
 pytestmark = pytest.mark.browser
-
-
-@pytest.fixture
-def workers() -> Iterator[list[Worker]]:
-    started: list[Worker] = []
-    yield started
-    for worker in started:
-        worker.kill()
 
 
 def contact_form_in(folder: Path) -> Path:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import re
 import time
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,14 +22,6 @@ from tests.conftest import RECIPES
 pytestmark = pytest.mark.browser
 
 RECIPE = str(RECIPES / "publish-post.yaml")
-
-
-@pytest.fixture
-def workers() -> Iterator[list[Worker]]:
-    started: list[Worker] = []
-    yield started
-    for worker in started:
-        worker.kill()
 
 
 def run_id_of(output: str) -> str:

@@ -19,7 +19,8 @@ from northstar.monitor import positions
 from northstar.monitor.observation import Observation, build_observation
 from northstar.monitor.screen_change import screen_change
 from northstar.monitor.snapshot_reader import SnapshotReader
-from tests.monitor.test_snapshot_reader import LINES, _text
+from tests.monitor.page_edits import apply_edits, line_edits, text_of
+from tests.monitor.test_snapshot_reader import LINES
 
 Lines = list[tuple[int, str]]
 
@@ -33,31 +34,15 @@ KEYED_LINES = [
 lines_strategy = st.lists(
     st.tuples(st.integers(0, 4), st.sampled_from(KEYED_LINES)), min_size=0, max_size=40
 )
-edits = st.lists(
-    st.tuples(
-        st.sampled_from(["replace", "insert", "delete"]),
-        st.integers(0, 60),
-        st.integers(0, 4),
-        st.sampled_from(KEYED_LINES),
-    ),
-    min_size=1,
-    max_size=5,
-)
+edits = line_edits(KEYED_LINES, places=60, depths=4, most=5)
 
 
 def _pages(lines: Lines, changes: list[list[tuple[str, int, int, str]]]) -> Iterator[str]:
     """The page, then the page after each batch of line edits."""
-    yield _text(lines)
+    yield text_of(lines)
     for batch in changes:
-        for kind, where, depth, line in batch:
-            at = where % (len(lines) + 1)
-            if kind == "insert" or not lines:
-                lines.insert(at, (depth, line))
-            elif kind == "replace":
-                lines[at % len(lines)] = (depth, line)
-            else:
-                del lines[at % len(lines)]
-        yield _text(lines)
+        apply_edits(lines, batch)
+        yield text_of(lines)
 
 
 def _read(reader: SnapshotReader, text: str, tab: str, number: int) -> Observation:
@@ -148,6 +133,6 @@ def test_only_the_changed_positions_are_keyed_again() -> None:
 
 def test_the_lines_of_the_reader_test_cover_structural_and_shown_nodes() -> None:
     """The random pages mix both kinds, so a change of kind in place is exercised."""
-    text = _text([(0, line) for line in KEYED_LINES])
+    text = text_of([(0, line) for line in KEYED_LINES])
     parsed = build_observation(tab="x", url="u", snapshot_text=text, snapshot_id="s")
     assert {n.structural for n in parsed.nodes} == {True, False}

@@ -15,6 +15,7 @@ from northstar.monitor.observation import (
 )
 from northstar.monitor.screen_change import ScreenChangeSettings, screen_change
 from northstar.monitor.snapshot_reader import SnapshotReader
+from tests.monitor.page_edits import Edit, Lines, apply_edits, line_edits, text_of
 
 # Few distinct lines, so that pages repeat keys (equal paths, unnamed nodes with equal text).
 LINES = [
@@ -34,35 +35,13 @@ LINES = [
 MEDIA = [MediaState(kind="image", name="logo", src="a.png", loaded=True)]
 
 pages = st.lists(st.tuples(st.integers(0, 3), st.sampled_from(LINES)), max_size=25)
-edits = st.lists(
-    st.tuples(
-        st.sampled_from(["replace", "insert", "delete"]),
-        st.integers(0, 40),
-        st.integers(0, 3),
-        st.sampled_from(LINES),
-    ),
-    min_size=1,
-    max_size=4,
-)
+edits = line_edits(LINES, places=40, depths=3, most=4)
 
 
-def _text(lines: list[tuple[int, str]]) -> str:
-    return "\n".join("  " * depth + line for depth, line in lines)
-
-
-def _edited(
-    lines: list[tuple[int, str]], changes: list[tuple[str, int, int, str]]
-) -> list[tuple[int, str]]:
-    lines = list(lines)
-    for kind, where, depth, line in changes:
-        at = where % (len(lines) + 1)
-        if kind == "insert" or not lines:
-            lines.insert(at, (depth, line))
-        elif kind == "replace":
-            lines[at % len(lines)] = (depth, line)
-        else:
-            del lines[at % len(lines)]
-    return lines
+def _edited(lines: Lines, changes: list[Edit]) -> Lines:
+    edited = list(lines)
+    apply_edits(edited, changes)
+    return edited
 
 
 def _observation(page: ParsedPage, media: list[MediaState]) -> Observation:
@@ -139,12 +118,12 @@ def test_the_screen_change_equals_a_comparison_of_every_entry(
     edited = _edited(lines, changes)
     reader = SnapshotReader()  # shares the nodes of unchanged subtrees, as a capture does
     shared = (
-        _observation(reader.read(_text(lines)), MEDIA if media_before else []),
-        _observation(reader.read(_text(edited)), MEDIA if media_after else []),
+        _observation(reader.read(text_of(lines)), MEDIA if media_before else []),
+        _observation(reader.read(text_of(edited)), MEDIA if media_after else []),
     )
     separate = tuple(
         build_observation(
-            tab="t", url="u", snapshot_text=_text(x), snapshot_id="s", media=MEDIA if m else []
+            tab="t", url="u", snapshot_text=text_of(x), snapshot_id="s", media=MEDIA if m else []
         )
         for x, m in ((lines, media_before), (edited, media_after))
     )

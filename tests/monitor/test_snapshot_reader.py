@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 from northstar.monitor.observation import ParsedPage, build_observation
 from northstar.monitor.snapshot_reader import SnapshotReader, _Lines, _rescan, _scan
+from tests.monitor.page_edits import apply_edits, line_edits, text_of
 
 # Lines that exercise every part of the parser: paths (named, unnamed, structural), values,
 # states, properties (also quoted), text, tables, repeats, and lines that are not entries.
@@ -41,10 +42,6 @@ lines_strategy = st.lists(
 )
 
 
-def _text(lines: list[tuple[int, str]]) -> str:
-    return "\n".join("  " * depth + line for depth, line in lines)
-
-
 def _full(text: str, **redaction: list[str]) -> ParsedPage:
     observation = build_observation(
         tab="t",
@@ -75,20 +72,11 @@ def test_every_read_equals_a_full_parse(
 ) -> None:
     reader = SnapshotReader()
     for lines, redaction in pages:
-        text = _text(lines)
+        text = text_of(lines)
         assert reader.read(text, **redaction) == _full(text, **redaction)
 
 
-edits = st.lists(
-    st.tuples(
-        st.sampled_from(["replace", "insert", "delete"]),
-        st.integers(0, 60),
-        st.integers(0, 4),
-        st.sampled_from(LINES),
-    ),
-    min_size=1,
-    max_size=5,
-)
+edits = line_edits(LINES, places=60, depths=4, most=5)
 
 
 @settings(max_examples=300, deadline=None)
@@ -97,17 +85,10 @@ def test_a_page_changed_line_by_line_reads_as_a_full_parse(
     lines: list[tuple[int, str]], changes: list[list[tuple[str, int, int, str]]]
 ) -> None:
     reader = SnapshotReader()
-    assert reader.read(_text(lines)) == _full(_text(lines))
+    assert reader.read(text_of(lines)) == _full(text_of(lines))
     for batch in changes:
-        for kind, where, depth, line in batch:
-            at = where % (len(lines) + 1)
-            if kind == "insert" or not lines:
-                lines.insert(at, (depth, line))
-            elif kind == "replace":
-                lines[at % len(lines)] = (depth, line)
-            else:
-                del lines[at % len(lines)]
-        text = _text(lines)
+        apply_edits(lines, batch)
+        text = text_of(lines)
         assert reader.read(text) == _full(text)
 
 
@@ -162,17 +143,10 @@ def _lines_equal(scan: _Lines, expected: _Lines) -> None:
 def test_lines_scanned_again_after_line_edits_equal_a_fresh_scan(
     lines: list[tuple[int, str]], changes: list[list[tuple[str, int, int, str]]]
 ) -> None:
-    previous = _scan(_text(lines))
+    previous = _scan(text_of(lines))
     for batch in changes:
-        for kind, where, depth, line in batch:
-            at = where % (len(lines) + 1)
-            if kind == "insert" or not lines:
-                lines.insert(at, (depth, line))
-            elif kind == "replace":
-                lines[at % len(lines)] = (depth, line)
-            else:
-                del lines[at % len(lines)]
-        text = _text(lines)
+        apply_edits(lines, batch)
+        text = text_of(lines)
         rescanned = _rescan(previous, text)
         _lines_equal(rescanned, _scan(text))
         previous = rescanned
@@ -183,7 +157,7 @@ def test_lines_scanned_again_after_line_edits_equal_a_fresh_scan(
 def test_lines_scanned_again_after_character_edits_equal_a_fresh_scan(
     lines: list[tuple[int, str]], changes: list[list[tuple[float, int, str]]]
 ) -> None:
-    text = _text(lines)
+    text = text_of(lines)
     previous = _scan(text)
     for batch in changes:
         text = _edited(text, batch)
@@ -203,7 +177,7 @@ def test_a_page_edited_anywhere_reads_as_a_full_parse(
     changes: list[list[tuple[float, int, str]]],
     redaction: dict[str, list[str]],
 ) -> None:
-    text = _text(lines)
+    text = text_of(lines)
     reader = SnapshotReader()
     assert reader.read(text, **redaction) == _full(text, **redaction)
     for batch in changes:

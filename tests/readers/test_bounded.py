@@ -63,20 +63,26 @@ def _fill(journal: Journal, run_id: str, numbers: range, state: str = "verified"
     conn.execute("COMMIT")
 
 
+def create_long_run(journal: Journal, total: int) -> str:
+    """A run of ``total`` iterations with no iteration recorded yet (``_fill`` adds them)."""
+    run_id, _ = journal.create_run(
+        recipe_path="r.yaml",
+        recipe_name="long",
+        definition_hash="0" * 64,
+        project="p",
+        profile="default",
+        params_fingerprint="fp",
+        total_iterations=total,
+        options={},
+    )
+    return run_id
+
+
 @pytest.fixture(scope="module")
 def long_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     path = tmp_path_factory.mktemp("long") / "journal.db"
     with Journal.open(path) as journal:
-        run_id, _ = journal.create_run(
-            recipe_path="r.yaml",
-            recipe_name="long",
-            definition_hash="0" * 64,
-            project="p",
-            profile="default",
-            params_fingerprint="fp",
-            total_iterations=ITERATIONS + 10,
-            options={},
-        )
+        run_id = create_long_run(journal, ITERATIONS + 10)
         _fill(journal, run_id, range(1, ITERATIONS + 1))
         journal.finish_run(run_id, "failed")
     return path, run_id
@@ -164,16 +170,7 @@ def test_show_all_pages_through_every_iteration_a_page_at_a_time(
 def test_watch_rereads_only_what_may_have_changed(tmp_path: Path, counter: _Counter) -> None:
     path = tmp_path / "journal.db"
     with Journal.open(path) as journal:
-        run_id, _ = journal.create_run(
-            recipe_path="r.yaml",
-            recipe_name="long",
-            definition_hash="0" * 64,
-            project="p",
-            profile="default",
-            params_fingerprint="fp",
-            total_iterations=5000,
-            options={},
-        )
+        run_id = create_long_run(journal, 5000)
         _fill(journal, run_id, range(1, 3001))
         _fill(journal, run_id, range(3001, 3003), state="running")
         read = window_reader(tail=20)
