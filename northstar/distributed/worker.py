@@ -112,6 +112,7 @@ class Worker:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._journal: Journal | None = None
         self._host: BrowserHost | None = None
+        self._queued: dict[str, dict[str, Any] | None] = {}  # each run's run_queued event
         self.stop = StopSignal()
 
     async def serve(self, host_settings: Any, on_ready: Callable[[], None] = lambda: None) -> None:
@@ -232,7 +233,7 @@ class Worker:
         try:
             request = self._request(record, row, fingerprint)
             journal.event(record.run_id, "iteration_claimed", iteration=number, worker=self.name)
-            files = submitted_files(journal.first_event(record.run_id, "run_queued"), fingerprint)
+            files = submitted_files(self._queued_event(record.run_id), fingerprint)
             result = await run_one_iteration(
                 request,
                 record.run_id,
@@ -249,6 +250,13 @@ class Worker:
             return f"failed: {exc.code}"
         self._finish_if_settled(record)
         return result.state.value
+
+    def _queued_event(self, run_id: str) -> dict[str, Any] | None:
+        """The run's ``run_queued`` event, read once per run (it never changes)."""
+        if run_id not in self._queued:
+            assert self._journal is not None
+            self._queued[run_id] = self._journal.first_event(run_id, "run_queued")
+        return self._queued[run_id]
 
     def _request(self, record: RunRecord, row: dict[str, Any], fingerprint: str) -> RunRequest:
         """The run's request as this worker sees it: its recipe file must be the run's."""
