@@ -55,9 +55,11 @@ def files_by_row(request: RunRequest) -> dict[str, list[str]]:
     A worker's copies must have these bytes: one with other files stops the run with
     ``FILE_CHANGED`` before its iteration starts. Rows, not iterations: a repeat adds none.
     """
-    specs = request.compiled.recipe.params
+    recipe = request.compiled.recipe
+    specs = recipe.params
     files: dict[str, list[str]] = {}
-    for row in request.rows:
+    selects = any(p.type == "file" for p in specs.values()) or any(s.upload for s in recipe.steps)
+    for row in request.rows if selects else ():  # no plan to render when nothing is selected
         plan = bind(request.compiled, row, base_url=request.base_url, iteration=1)
         if plan.files:
             files[params_fingerprint(specs, row)] = [digest for _, digest in plan.files]
