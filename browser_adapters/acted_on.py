@@ -3,40 +3,60 @@
 A journal that says "clicked button Submit" cannot tell the renamed button from the
 "Submit feedback" one beside it; this module reads what was really there, right before
 the action, with one call on the locator the action then uses. For a
-submission it also names where the form goes. The same call checks a ``select``'s
-choices against its options, so a value that is not there fails at once with the
-options named, instead of after the step's timeout.
+submission it also names where the form goes. The same call lists a ``select``'s
+options, so a choice that is not there fails at once with the options named, instead
+of after the step's timeout.
+
+Where the read runs: Playwright resolves a locator and acts on it in its isolated
+"utility" world, where its selector machinery already lives for every document.
+``evaluate_all`` runs in the page's main world instead, and the first such call on a
+document builds that machinery a second time, there: on a form page that is most of
+what the read costs (``scripts/run_cost_breakdown.py``). So the read is a selector
+engine of Northstar's own, registered as a content script (``register_facts_engine``):
+chained after the step's locator (``... >> northstar-facts=act``) it runs in the utility
+world on the one element the locator matches and answers with a detached element whose
+text is the facts as JSON, read by ``text_content``: one strict, auto-waiting call, the
+page's DOM untouched and the page's own scripts unable to see or change the read. A
+page whose Playwright has no such engine (one a pytest-playwright test made) is read
+in the main world as before; the facts are the same.
 
 The script never reads an element's value: a name comes from ARIA attributes, labels,
 a button's caption or the element's own text, and text of an element a person types
-into is skipped. Everything is redacted with the plan's secrets before it is kept.
+into is skipped. The step's choices never reach the page (an engine's body shows in
+Playwright's logs and traces): the options are compared with them here. Everything is
+redacted with the plan's secrets before it is kept.
 """
 
 from __future__ import annotations
 
+import json
+import re
+import weakref
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from playwright.async_api import Locator
+from playwright.async_api import BrowserContext, Locator, Playwright
+from playwright.async_api import Error as PlaywrightError
 
 from northstar.errors import OptionMissing
 from northstar.recipe.model import SelectAction
 from northstar.redaction import redact
 
 __all__ = [
+    "FACTS_ENGINE",
     "ActedOn",
     "SelectChoices",
-    "acted_on_if_visible",
     "describe_acted_on",
+    "register_facts_engine",
     "select_choices",
 ]
 
 _MAX_SHOWN_OPTIONS = 12
 _MAX_OPTION_CHARS = 40
 
-# (el, {submit, valueOrLabel, labels}) -> plain facts; never reads `value` of a field.
-_ACTED_ON_JS = """(el, arg) => {
+# (el, submit) -> plain facts; never reads `value` of a field.
+_ACTED_ON_JS = """(el, submit) => {
   const clip = (s) => (s || '').replace(/\\s+/g, ' ').trim().slice(0, 80);
   const tag = el.tagName.toLowerCase();
   const type = (el.getAttribute('type') || '').toLowerCase();
@@ -72,7 +92,7 @@ _ACTED_ON_JS = """(el, arg) => {
   const form = el.form || el.closest('form');
   let action = null;
   let method = null;
-  if (form && (arg.submit || submitter)) {
+  if (form && (submit || submitter)) {
     const own = submitter && el.hasAttribute('formaction');
     // The prototype's getter: a field named "action" cannot shadow it.
     action = own ? el.formAction
@@ -80,26 +100,39 @@ _ACTED_ON_JS = """(el, arg) => {
     method = ((submitter && el.getAttribute('formmethod')) || form.getAttribute('method')
       || 'get').toUpperCase();
   }
-  let options = null;
-  let missing = [];
-  if (tag === 'select') {
-    const norm = (s) => s.replace(/[\\u200b\\u00ad]/g, '').trim().replace(/\\s+/g, ' ');
-    const all = Array.from(el.options);
-    const hasLabel = (l) => all.some((o) => o.label === l || norm(o.label) === norm(l));
-    const hasValue = (v) => all.some((o) => o.value === v) || hasLabel(v);
-    missing = arg.valueOrLabel.filter((v) => !hasValue(v))
-      .concat(arg.labels.filter((l) => !hasLabel(l)));
-    options = all.map((o) => norm(o.label) === o.value ? o.value : `${o.value} (${norm(o.label)})`);
-  }
+  // A select's options as [value, label]: compared with the step's choices in Python.
+  const options = tag === 'select' ? Array.from(el.options).map((o) => [o.value, o.label]) : null;
   // Playwright's visibility: rendered (checkVisibility), a non-empty box, not hidden.
   const box = el.getBoundingClientRect();
   const visible = (!el.checkVisibility || el.checkVisibility())
     && box.width > 0 && box.height > 0 && getComputedStyle(el).visibility === 'visible';
   return {role, name, tag, type: tag === 'input' ? (type || 'text') : '', action, method,
-    options, missing, visible};
+    options, visible};
 }"""
 # Two at most: one is the answer, a second only says that the target is not unique.
-_EACH_JS = f"(elements, arg) => elements.slice(0, 2).map((el) => ({_ACTED_ON_JS})(el, arg))"
+_EACH_JS = f"(elements, submit) => elements.slice(0, 2).map((el) => ({_ACTED_ON_JS})(el, submit))"
+
+FACTS_ENGINE = "northstar-facts"
+# Called once per element the chain before it matches; the body is "submit" or "act".
+_ENGINE_JS = f"""{{
+  queryAll(root, body) {{
+    const facts = ({_ACTED_ON_JS})(root, body === 'submit');
+    const answer = root.ownerDocument.createElement('template');
+    answer.textContent = JSON.stringify(facts);
+    return [answer];
+  }}
+}}"""
+_UNKNOWN_ENGINE = f'Unknown engine "{FACTS_ENGINE}"'
+# Contexts whose Playwright has no facts engine: read in the main world, and asked once.
+_WITHOUT_ENGINE: weakref.WeakSet[BrowserContext] = weakref.WeakSet()
+
+# JavaScript's whitespace (``trim``, ``\\s``), so a label compares as the page compares it.
+_JS_SPACE_CHARS = (
+    "".join(map(chr, [9, 10, 11, 12, 13, 32, 0xA0, 0x1680, *range(0x2000, 0x200B), 0x2028, 0x2029]))
+    + "\u202f\u205f\u3000\ufeff"
+)
+_JS_SPACES = re.compile(f"[{re.escape(_JS_SPACE_CHARS)}]+")
+_INVISIBLE = re.compile("[\u200b\u00ad]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,8 +142,16 @@ class SelectChoices:
     value_or_label: tuple[str, ...] = ()  # `value` / `values`: an option's value or label
     labels: tuple[str, ...] = ()  # `label`: an option's label only
 
-    def as_arg(self) -> dict[str, list[str]]:
-        return {"valueOrLabel": list(self.value_or_label), "labels": list(self.labels)}
+    def missing(self, options: Sequence[tuple[str, str]]) -> tuple[str, ...]:
+        """The choices no option (``(value, label)``) has, as the page would compare them."""
+        labels = {label for _, label in options} | {_normalised(label) for _, label in options}
+        values = {value for value, _ in options}
+
+        def has_label(label: str) -> bool:
+            return label in labels or _normalised(label) in labels
+
+        missing = [v for v in self.value_or_label if v not in values and not has_label(v)]
+        return (*missing, *(label for label in self.labels if not has_label(label)))
 
 
 def select_choices(select: SelectAction | None) -> SelectChoices:
@@ -121,6 +162,12 @@ def select_choices(select: SelectAction | None) -> SelectChoices:
         return SelectChoices(labels=(select.label,))
     wanted = select.values if select.values is not None else [select.value or ""]
     return SelectChoices(value_or_label=tuple(wanted))
+
+
+def _normalised(label: str) -> str:
+    """A label as the page's ``norm`` sees it: no soft hyphen or zero-width space, spaces
+    trimmed and runs of them one space, by JavaScript's idea of a space."""
+    return _JS_SPACES.sub(" ", _INVISIBLE.sub("", label).strip(_JS_SPACE_CHARS))
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,14 +185,22 @@ class ActedOn:
     visible: bool = False  # visible as Playwright means it, when it was read
 
     @classmethod
-    def from_facts(cls, facts: dict[str, Any], secrets: Collection[str]) -> ActedOn:
-        """The script's answer as plain data, every string redacted with ``secrets``."""
+    def from_facts(
+        cls,
+        facts: dict[str, Any],
+        secrets: Collection[str],
+        choices: SelectChoices | None = None,
+    ) -> ActedOn:
+        """The script's answer as plain data, every string redacted with ``secrets``;
+        a select's options are compared with ``choices`` first."""
 
         def shown(value: Any) -> str:
             return redact(str(value or ""), secrets)
 
-        options = facts.get("options")
+        pairs = facts.get("options")
+        options = None if pairs is None else [(str(v), str(label)) for v, label in pairs]
         action = facts.get("action")
+        missing = (choices or SelectChoices()).missing(options or ())
         return cls(
             role=shown(facts.get("role")),
             name=shown(facts.get("name")),
@@ -153,8 +208,8 @@ class ActedOn:
             input_type=shown(facts.get("type")),
             form_method=shown(facts.get("method")) if action is not None else None,
             form_action=shown(action) if action is not None else None,
-            options=None if options is None else _redacted(options, secrets),
-            missing=_redacted(facts.get("missing") or (), secrets),
+            options=None if options is None else _redacted(_shown_options(options), secrets),
+            missing=_redacted(missing, secrets) if options is not None else (),
             visible=facts.get("visible") is True,
         )
 
@@ -184,6 +239,23 @@ class ActedOn:
         return OptionMissing(f"{what}: no option has the value or label {wanted}; {where}")
 
 
+def _shown_options(options: Sequence[tuple[str, str]]) -> list[str]:
+    """``value`` when the label says the same, else ``value (label)``."""
+    return [v if _normalised(label) == v else f"{v} ({_normalised(label)})" for v, label in options]
+
+
+async def register_facts_engine(playwright: Playwright) -> None:
+    """Register the facts engine with ``playwright``, for its contexts made before or after.
+
+    Once per Playwright instance; a second call on the same one changes nothing.
+    """
+    try:
+        await playwright.selectors.register(FACTS_ENGINE, _ENGINE_JS, content_script=True)
+    except PlaywrightError as exc:
+        if "already registered" not in str(exc):
+            raise
+
+
 async def describe_acted_on(
     locator: Locator,
     *,
@@ -194,39 +266,38 @@ async def describe_acted_on(
 ) -> ActedOn:
     """Read the one element ``locator`` matches, waiting (strictly) until it is attached.
 
-    ``evaluate_all`` is one call to the page (``evaluate`` on a locator takes three: a
-    handle, the script, its release), so an element that is already there costs one
-    round trip; only otherwise does a strict ``wait_for`` run, and a strict ``evaluate``.
+    Errors are Playwright's, as from an action on ``locator``: a timeout when nothing
+    matched in time, a strict-mode violation at once when several match.
     """
-    arg = {"submit": submit, **(choices or SelectChoices()).as_arg()}
-    found: list[dict[str, Any]] = await locator.evaluate_all(_EACH_JS, arg)
+    context = locator.page.context
+    if context not in _WITHOUT_ENGINE:
+        engine = locator.locator(f"{FACTS_ENGINE}={'submit' if submit else 'act'}")
+        try:
+            text = await engine.text_content(timeout=timeout_ms)
+        except PlaywrightError as exc:
+            if _UNKNOWN_ENGINE not in str(exc):
+                raise
+            _WITHOUT_ENGINE.add(context)
+        else:
+            return ActedOn.from_facts(json.loads(text or "{}"), secrets, choices)
+    facts = await _read_in_main_world(locator, timeout_ms, submit)
+    return ActedOn.from_facts(facts, secrets, choices)
+
+
+async def _read_in_main_world(locator: Locator, timeout_ms: float, submit: bool) -> dict[str, Any]:
+    """The facts by ``evaluate_all``: one call when the element is there already.
+
+    (``evaluate`` on a locator takes three: a handle, the script, its release.) Only
+    otherwise does a strict ``wait_for`` run, and a strict ``evaluate``.
+    """
+    found: list[dict[str, Any]] = await locator.evaluate_all(_EACH_JS, submit)
     if len(found) == 1:
-        return ActedOn.from_facts(found[0], secrets)
+        return found[0]
     await locator.wait_for(state="attached", timeout=timeout_ms)  # none: waits; 2+: fails
     # Strict, like the wait; unlike evaluate_all it also resolves an agent's ``aria-ref=``
     # locator (evaluate_all finds no element for one).
-    facts: dict[str, Any] = await locator.evaluate(_ACTED_ON_JS, arg, timeout=timeout_ms)
-    return ActedOn.from_facts(facts, secrets)
-
-
-async def acted_on_if_visible(
-    locator: Locator,
-    *,
-    submit: bool,
-    choices: SelectChoices | None = None,
-    secrets: Collection[str] = (),
-) -> ActedOn | None:
-    """The one element ``locator`` matches if it is visible now, else ``None``; one call.
-
-    A submission must resolve to exactly one visible element before its in-flight record
-    is written. When the read finds that already, a separate strict wait would only ask
-    the page again; ``None`` (none, several, or not visible yet) leaves it to that wait.
-    """
-    arg = {"submit": submit, **(choices or SelectChoices()).as_arg()}
-    found: list[dict[str, Any]] = await locator.evaluate_all(_EACH_JS, arg)
-    if len(found) != 1 or found[0].get("visible") is not True:
-        return None
-    return ActedOn.from_facts(found[0], secrets)
+    facts: dict[str, Any] = await locator.evaluate(_ACTED_ON_JS, submit, timeout=timeout_ms)
+    return facts
 
 
 def _redacted(values: Sequence[Any], secrets: Collection[str]) -> tuple[str, ...]:

@@ -25,6 +25,7 @@ from typing import Any
 from playwright.async_api import Browser, BrowserContext, Playwright, async_playwright
 from playwright.async_api import Error as PlaywrightError
 
+from browser_adapters.acted_on import register_facts_engine
 from browser_adapters.browser_watch import BrowserWatch, watch_of, watched
 from browser_adapters.context_reset import ReusableContext
 from browser_adapters.discovery import find_browser
@@ -70,6 +71,7 @@ class PlaywrightHost:
                 playwright = await self._stack.enter_async_context(async_playwright())
             else:
                 self._stack.push_async_callback(playwright.stop)
+            await register_facts_engine(playwright)  # for every context it makes
             self._browser = await self._launch(playwright)
             watch_of(self._browser)  # listen for its going away from the start
             self._gate = await OriginGate.open(self._browser)

@@ -33,7 +33,6 @@ from playwright.async_api import Error as PlaywrightError
 
 from browser_adapters.acted_on import (
     ActedOn,
-    acted_on_if_visible,
     describe_acted_on,
     select_choices,
 )
@@ -416,10 +415,13 @@ class PlaywrightSession:
         ready: ActedOn | None = None
         if step.is_submit and referenced is None:  # resolve first: in flight precedes the act
             async with converted_errors(self._what(step), tab=step.tab, secrets=self._secrets):
-                ready = await self._visible_now(locator, step)
-                if ready is None:  # not there yet, several, or hidden: the strict wait decides
+                async with exactly_one(
+                    locator, target, timeout_ms=step.timeout_ms, state=state, secrets=self._secrets
+                ):
+                    ready = await self._visible_now(locator, step, left())
+                if ready is None:  # hidden, or a select still loading: the strict wait decides
                     locator = await resolve_one(
-                        page, target, timeout_ms=step.timeout_ms, state=state, secrets=self._secrets
+                        page, target, timeout_ms=int(left()), state=state, secrets=self._secrets
                     )
         # Not a submission: the read below waits for the target (strictly) and a failure of
         # the read or the action is diagnosed: missing, ambiguous, or not actionable.
@@ -465,16 +467,20 @@ class PlaywrightSession:
             raise missing.with_context(tab=step.tab)
         return acted_on
 
-    async def _visible_now(self, locator: Locator, step: BoundStep) -> ActedOn | None:
-        """A submission's one visible element read in one call, or ``None`` to wait for it."""
-        acted_on = await acted_on_if_visible(
+    async def _visible_now(
+        self, locator: Locator, step: BoundStep, timeout_ms: float
+    ) -> ActedOn | None:
+        """A submission's one element, read as soon as it is attached (one call when it is
+        there already); ``None`` while it is hidden, for the strict wait to decide."""
+        acted_on = await describe_acted_on(
             locator,
+            timeout_ms=timeout_ms,
             submit=True,
             choices=select_choices(step.step.select),
             secrets=self._secrets,
         )
-        if acted_on is not None and acted_on.missing:
-            return None  # a select still loading its options: Playwright's wait decides
+        if not acted_on.visible or acted_on.missing:
+            return None  # or a select still loading its options: Playwright's wait decides
         return acted_on
 
     async def _diagnosed(

@@ -50,7 +50,7 @@ def _patches(name: str) -> list[tuple[Any, str, Any]]:
     from northstar.run.diagnosis import StepDiagnosis
 
     async def described(*_: Any, **__: Any) -> ActedOn:
-        return ActedOn("button", "x", "button")
+        return ActedOn("button", "x", "button", visible=True)
 
     async def gate_open(cls: type[OriginGate], browser: Any) -> OriginGate:
         return cls(await browser.new_browser_cdp_session())

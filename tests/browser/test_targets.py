@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from browser_adapters.acted_on import ActedOn
+from browser_adapters.acted_on import ActedOn, SelectChoices
 from fixtures.site_server import FixtureSite
 from northstar.results import IterationResult, IterationState
 from tests.browser.conftest import FAIL_FAST_MS, LOADED, RunText, last_step, recipe
@@ -171,9 +171,9 @@ def test_a_secret_in_an_element_name_or_form_address_is_redacted() -> None:
 
 
 def test_a_long_option_list_is_cut_short_in_the_error() -> None:
-    options = [f"v{i} (Option number {i} with a rather long label)" for i in range(40)]
+    options = [[f"v{i}", f"Option number {i} with a rather long label"] for i in range(40)]
     facts = {"role": "combobox", "name": "Pick", "tag": "select", "options": options}
-    error = ActedOn.from_facts(facts | {"missing": ["zz"]}, []).option_missing(
+    error = ActedOn.from_facts(facts, [], SelectChoices(value_or_label=("zz",))).option_missing(
         'select label "Pick"'
     )
     assert error is not None
@@ -184,6 +184,30 @@ def test_a_long_option_list_is_cut_short_in_the_error() -> None:
 
 
 def test_a_select_whose_options_have_not_arrived_is_left_to_wait() -> None:
-    facts = {"role": "combobox", "name": "Size", "tag": "select", "options": [], "missing": ["L"]}
-    assert ActedOn.from_facts(facts, []).option_missing("select") is None
-    assert ActedOn.from_facts(facts, []).option_missing("select", waited=True) is not None
+    facts = {"role": "combobox", "name": "Size", "tag": "select", "options": []}
+    read = ActedOn.from_facts(facts, [], SelectChoices(value_or_label=("L",)))
+    assert read.option_missing("select") is None
+    assert read.option_missing("select", waited=True) is not None
+
+
+# The page's comparison, in Python: a label matches as written or as the page shows it.
+@pytest.mark.parametrize(
+    ("choices", "missing"),
+    [
+        (SelectChoices(value_or_label=("m",)), ()),  # a value
+        (SelectChoices(value_or_label=("Medium size",)), ()),  # a label, spaces normalised
+        (SelectChoices(value_or_label=("Medium\u00a0size ",)), ()),  # JavaScript's spaces
+        (SelectChoices(labels=("Large",)), ()),  # soft hyphen and zero-width space dropped
+        (SelectChoices(labels=("m",)), ("m",)),  # a label choice never matches a value
+        (SelectChoices(value_or_label=("s", "xl"), labels=("Tiny",)), ("s", "xl", "Tiny")),
+    ],
+)
+def test_select_choices_are_compared_with_the_options_as_the_page_would(
+    choices: SelectChoices, missing: tuple[str, ...]
+) -> None:
+    options = [("m", "  Medium \n size "), ("l", "La\u00adr\u200bge")]
+    assert choices.missing(options) == missing
+    facts = {"role": "combobox", "name": "Size", "tag": "select", "options": options}
+    read = ActedOn.from_facts(facts, [], choices)
+    assert read.missing == missing
+    assert read.options == ("m (Medium size)", "l (Large)")
