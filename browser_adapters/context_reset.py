@@ -21,7 +21,8 @@ open sockets and the HTTP authentication cache of the browser's network context.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import asyncio
+from collections.abc import Awaitable, Iterable, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any
@@ -99,16 +100,30 @@ class ReusableContext:
                     await page.close()
         # Committed is enough: by then the last document is gone; about:blank has no load.
         await self.kept.goto("about:blank", wait_until="commit")
-        await self.context.clear_cookies()
-        await self.context.clear_permissions()
-        await self._clear_storage(origins_to_clear(self.committed.take(), self.declared))
+        origins = origins_to_clear(self.committed.take(), self.declared)
         self.declared.clear()
-
-    async def _clear_storage(self, origins: list[str]) -> None:
         # One session for the kept page's life: a new one per reset costs two round trips.
         if self.cdp is None:
             self.cdp = await self.context.new_cdp_session(self.kept)
-        for origin in origins:
-            params = {"origin": origin, "storageTypes": "all"}
-            await self.cdp.send("Storage.clearDataForOrigin", params)
-        await self.cdp.send("Network.clearBrowserCache")
+        # Nothing of the last iteration runs any more, so the clears are independent of one
+        # another: sent together, the reset waits for the slowest instead of their sum.
+        clears = [
+            self.context.clear_cookies(),
+            self.context.clear_permissions(),
+            *(self._clear_origin(self.cdp, origin) for origin in origins),
+            self.cdp.send("Network.clearBrowserCache"),
+        ]
+        await _all_of(clears)
+
+    @staticmethod
+    async def _clear_origin(cdp: CDPSession, origin: str) -> None:
+        await cdp.send("Storage.clearDataForOrigin", {"origin": origin, "storageTypes": "all"})
+
+
+async def _all_of(calls: Sequence[Awaitable[object]]) -> None:
+    """Await every call; the first failure is raised once all have ended (none is left
+    running into the next iteration)."""
+    results = await asyncio.gather(*calls, return_exceptions=True)
+    failure = next((r for r in results if isinstance(r, BaseException)), None)
+    if failure is not None:
+        raise failure
