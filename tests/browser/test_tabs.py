@@ -135,6 +135,10 @@ async def test_iframe_targets_by_title_name_or_css(run_text: RunText, site: Fixt
     )
     assert result.verified, (result.failing_step, result.reason)
     assert [s["holder"] for s in site.submissions()] == ["Grace Hopper"]
+    # What was acted on is read inside the frame, like the action.
+    found = [e.found for s in result.steps for e in s.evidence if e.kind == "acted_on"]
+    assert found[0] == 'textbox "Card holder" <input type=text>'
+    assert found[1].startswith('button "Pay" <button>; submits form: POST http://')
 
 
 async def test_iframe_content_is_not_found_outside_the_frame(run_text: RunText) -> None:
