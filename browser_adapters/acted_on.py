@@ -126,7 +126,7 @@ _UNKNOWN_ENGINE = f'Unknown engine "{FACTS_ENGINE}"'
 # Contexts whose Playwright has no facts engine: read in the main world, and asked once.
 _WITHOUT_ENGINE: weakref.WeakSet[BrowserContext] = weakref.WeakSet()
 
-# JavaScript's whitespace (``trim``, ``\\s``), so a label compares as the page compares it.
+# JavaScript's whitespace (``trim``, ``\\s``): a label compares here as in the page.
 _JS_SPACE_CHARS = (
     "".join(map(chr, [9, 10, 11, 12, 13, 32, 0xA0, 0x1680, *range(0x2000, 0x200B), 0x2028, 0x2029]))
     + "\u202f\u205f\u3000\ufeff"
@@ -165,7 +165,7 @@ def select_choices(select: SelectAction | None) -> SelectChoices:
 
 
 def _normalised(label: str) -> str:
-    """A label as the page's ``norm`` sees it: no soft hyphen or zero-width space, spaces
+    """A label as ``select_option`` matches it: no soft hyphen or zero-width space, spaces
     trimmed and runs of them one space, by JavaScript's idea of a space."""
     return _JS_SPACES.sub(" ", _INVISIBLE.sub("", label).strip(_JS_SPACE_CHARS))
 
