@@ -1,6 +1,6 @@
 """Debugging aids on Playwright: pauses in the Inspector, traces, screenshots.
 
-Each is an ``IterationHooks`` (see ``northstar.run.hooks``) that the host builds
+Each is an ``IterationHooks`` (see ``northstar.browser.hooks``) that the host builds
 from its options for a run, or a test builds directly:
 
 - ``PauseHooks`` pause before each step (``--step``) and/or at a failure
@@ -30,7 +30,8 @@ from playwright.async_api._generated import Tracing  # not re-exported by the pa
 from browser_adapters.browser_watch import BrowserWatch
 from browser_adapters.session import PlaywrightSession
 from northstar.browser import BrowserSession
-from northstar.browser_settings import (
+from northstar.browser.hooks import NoHooks
+from northstar.browser.settings import (
     PausePoint,
     TraceMode,
     pause_tab,
@@ -41,7 +42,6 @@ from northstar.errors import NorthstarError
 from northstar.plan.model import BoundStep, Plan
 from northstar.redaction import redact
 from northstar.results import StepResult
-from northstar.run.hooks import NoHooks
 
 __all__ = [
     "Pause",

@@ -35,10 +35,10 @@ from browser_adapters.origin_gate import OriginGate
 from browser_adapters.remote import connect_remote
 from browser_adapters.run_hooks import run_hooks
 from browser_adapters.session import PlaywrightSession
-from northstar.browser_settings import BrowserSettings
+from northstar.browser.hooks import IterationHooks
+from northstar.browser.settings import BrowserSettings
 from northstar.errors import BrowserNotFound, DisplayMissing, NorthstarError
 from northstar.plan.model import Plan
-from northstar.run.hooks import IterationHooks
 
 __all__ = ["PlaywrightHost", "launch_arguments"]
 

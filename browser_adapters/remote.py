@@ -21,7 +21,7 @@ from urllib.parse import parse_qsl, urlsplit, urlunsplit
 from playwright.async_api import Browser, Playwright
 from playwright.async_api import Error as PlaywrightError
 
-from northstar.browser_settings import BrowserSettings
+from northstar.browser.settings import BrowserSettings
 from northstar.errors import BrowserUnreachable
 from northstar.redaction import redact
 

@@ -14,9 +14,9 @@ from pathlib import Path
 from browser_adapters.debugging import Pause, PauseHooks, TraceHooks, inspector_pause
 from browser_adapters.session import PlaywrightSession
 from northstar.browser import BrowserSession
-from northstar.browser_settings import DebugSettings
+from northstar.browser.hooks import HookChain, IterationHooks, NoHooks
+from northstar.browser.settings import DebugSettings
 from northstar.plan.model import Plan
-from northstar.run.hooks import HookChain, IterationHooks, NoHooks
 
 __all__ = ["ReplayCheck", "run_hooks"]
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from northstar.browser_settings import BrowserSettings
+from northstar.browser.settings import BrowserSettings
 from northstar.composition import load_compiled, run_recipe
 from northstar.errors import EventLoopRunning, NorthstarError
 from northstar.journal.paths import resolve_journal_path

@@ -13,7 +13,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from northstar.browser_settings import BrowserSettings
+from northstar.browser.settings import BrowserSettings
 from northstar.journal import Journal
 from northstar.journal.paths import run_artifacts_dir
 from northstar.logs import secret_values
@@ -26,7 +26,7 @@ from northstar.run.runner import ProgramRunner
 
 if TYPE_CHECKING:
     from northstar.browser import BrowserHost
-    from northstar.run.hooks import IterationHooks
+    from northstar.browser.hooks import IterationHooks
     from northstar.run.recovery import ReconcileDecision
 
 __all__ = [

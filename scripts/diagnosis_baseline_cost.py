@@ -25,7 +25,7 @@ import structlog
 
 from browser_adapters import PlaywrightHost
 from fixtures.site_process import SiteProcess
-from northstar.browser_settings import BrowserSettings
+from northstar.browser.settings import BrowserSettings
 from northstar.composition import load_compiled
 from northstar.journal import Journal
 from northstar.plan.compiler import bind

@@ -65,7 +65,7 @@ def postgres() -> Iterator[Any]:
 async def host() -> AsyncIterator[Any]:
     """One real headless Chromium for the whole session (a fresh context per iteration)."""
     from browser_adapters import PlaywrightHost
-    from northstar.browser_settings import BrowserSettings
+    from northstar.browser.settings import BrowserSettings
 
     async with PlaywrightHost(BrowserSettings()) as started:
         yield started

@@ -38,7 +38,7 @@ from northstar.agent.references import TabView
 from northstar.agent.settings import AgentSettings
 from northstar.agent.tabs import bind_session_tabs
 from northstar.browser import BrowserHost
-from northstar.browser_settings import BrowserSettings
+from northstar.browser.settings import BrowserSettings
 from northstar.composition import open_host
 from northstar.errors import CredentialsInvalid, NorthstarError, UsageInvalid
 from northstar.journal import Journal

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 
 from northstar.bench._reaping import become_subreaper, children, reap_orphans
 from northstar.bench._workload import SENDER, BenchFailed, recipe_request
-from northstar.browser_settings import BrowserSettings
+from northstar.browser.settings import BrowserSettings
 from northstar.composition import run_recipe
 
 if TYPE_CHECKING:

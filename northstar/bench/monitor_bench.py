@@ -277,7 +277,7 @@ async def _capture_samples(
     # An entry point may wire the adapter in; importing here keeps the core free of it.
     from browser_adapters import PlaywrightHost
     from browser_adapters.observation_capture import capture_observation
-    from northstar.browser_settings import BrowserSettings
+    from northstar.browser.settings import BrowserSettings
 
     captures, fingerprints, snapshots = [], [], []
     nodes = 0
@@ -393,7 +393,7 @@ async def _observe_samples(
     from browser_adapters import PlaywrightHost
     from fixtures.site_process import SiteProcess
     from northstar.agent import AgentHost
-    from northstar.browser_settings import BrowserSettings
+    from northstar.browser.settings import BrowserSettings
     from northstar.journal import Journal
 
     with (

@@ -103,7 +103,7 @@ from northstar.bench._workload import (
     recipe_request,
     steps_per_iteration,
 )
-from northstar.browser_settings import BrowserSettings
+from northstar.browser.settings import BrowserSettings
 from northstar.composition import run_recipe
 from northstar.journal import Journal
 from northstar.logs import configure_logging

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from northstar.browser_settings import BrowserSettings
+from northstar.browser.settings import BrowserSettings
 from northstar.cases.manifest import is_case_file
 from northstar.cases.recipe_fixture import northstar_recipe
 from northstar.cases.shared_browser import SharedBrowser
@@ -155,7 +155,7 @@ class CaseItem(pytest.Function):
 
 def _replay(request: pytest.FixtureRequest) -> None:
     """The test function of every ``CaseItem``: replay its case, raise ``CaseFailed``."""
-    from northstar.browser_settings import DebugSettings
+    from northstar.browser.settings import DebugSettings
     from northstar.cases.record_replay import replay_case
 
     item = request.node

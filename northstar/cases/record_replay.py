@@ -25,7 +25,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from northstar.browser_settings import BrowserSettings, PauseFunction
+from northstar.browser.hooks import HookChain, IterationHooks
+from northstar.browser.settings import BrowserSettings, PauseFunction
 from northstar.cases.manifest import (
     HAR_FILE,
     RegressionCase,
@@ -36,6 +37,7 @@ from northstar.cases.manifest import (
     replay_params,
     restore_secrets,
     scrub_secrets,
+    snapshot_file_name,
 )
 from northstar.cases.results import CaseReplay
 from northstar.composition import load_compiled
@@ -45,7 +47,6 @@ from northstar.plan.compiler import CompiledRecipe, bind
 from northstar.plan.model import Plan
 from northstar.recipe.params import coerce_params
 from northstar.results import IterationResult
-from northstar.run.hooks import HookChain, IterationHooks
 from northstar.run.runner import ProgramRunner
 
 if TYPE_CHECKING:
@@ -117,7 +118,7 @@ async def _record_iteration(
 ) -> tuple[IterationResult, dict[str, str]]:
     from browser_adapters.dom_snapshots import DomSnapshots
 
-    snapshots = DomSnapshots(folder)
+    snapshots = DomSnapshots(folder, snapshot_file_name)
     token = secret_values.set(plan.secrets)
     try:
         async with _started(options, shared) as host:

@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from northstar.browser_settings import BrowserSettings
+from northstar.browser.settings import BrowserSettings
 
 if TYPE_CHECKING:
     from browser_adapters import PlaywrightHost

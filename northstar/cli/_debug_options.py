@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 import click
 
-from northstar.browser_settings import TRACE_MODES, DebugSettings
+from northstar.browser.settings import TRACE_MODES, DebugSettings
 from northstar.cases.manifest import load_case, project_root, replay_params
 from northstar.cli._inputs import parse_param_pairs
 from northstar.composition import load_compiled

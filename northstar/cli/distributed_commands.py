@@ -96,7 +96,7 @@ def run_queued(request: RunRequest, options: dict[str, Any]) -> None:
 @browser_options
 def worker(**options: Any) -> None:
     """Serve a queue of distributed runs until SIGTERM or Ctrl-C."""
-    from northstar.browser_settings import BrowserSettings
+    from northstar.browser.settings import BrowserSettings
 
     with expected_errors():
         url = _journal_url(options["journal"])

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from northstar.browser_settings import BrowserSettings
+from northstar.browser.settings import BrowserSettings
 from northstar.cli._options import journal_option
 from northstar.cli._output import expected_errors
 from northstar.errors import UsageInvalid

@@ -16,9 +16,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TextIO
 
+from northstar.browser.hooks import NoHooks
 from northstar.plan.model import BoundStep, Plan
 from northstar.results import IterationResult
-from northstar.run.hooks import NoHooks
 
 __all__ = ["Progress", "ProgressHooks", "RunningStep", "clock_text", "progress_line", "rate_text"]
 

@@ -12,7 +12,7 @@ import click
 
 from northstar._early_start import run_on_loop
 from northstar._stop_requests import catch_stop_signals, on_stop_request
-from northstar.browser_settings import BrowserSettings
+from northstar.browser.settings import BrowserSettings
 from northstar.cli._debug_options import debug_options, debug_settings, replay_inputs
 from northstar.cli._inputs import browser_options, build_request, input_options
 from northstar.cli._options import journal_option

@@ -23,7 +23,7 @@ import anyio
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
 
-from northstar.browser_settings import BrowserSettings
+from northstar.browser.settings import BrowserSettings
 from northstar.mcp import diagnosis_tools, explore_tools, fix_tools, program_tools, status_tools
 from northstar.mcp.explore_tools import ExploreSettings, ExploreTools
 from northstar.mcp.http_access import HttpAddress, StaticTokenVerifier

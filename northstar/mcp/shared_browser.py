@@ -12,7 +12,7 @@ import asyncio
 from contextlib import AsyncExitStack
 
 from northstar.browser import BrowserHost
-from northstar.browser_settings import BrowserSettings
+from northstar.browser.settings import BrowserSettings
 from northstar.composition import open_host
 
 __all__ = ["SharedBrowser"]

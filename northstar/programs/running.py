@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from northstar.browser_settings import BrowserSettings
+from northstar.browser.settings import BrowserSettings
 from northstar.composition import open_host
 from northstar.errors import DefinitionChanged, UsageInvalid
 from northstar.journal import Journal

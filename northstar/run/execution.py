@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import structlog
 
 from northstar.browser import BrowserHost, BrowserSession
+from northstar.browser.hooks import IterationHooks, chain_hooks, hooks_for
 from northstar.errors import (
     NorthstarError,
     OutputSaveFailed,
@@ -38,7 +39,6 @@ from northstar.results import IterationResult, IterationState
 from northstar.run.continuation import Unresumable, resume_plan
 from northstar.run.definition_guard import DefinitionGuard
 from northstar.run.failpoints import failpoint_from_environ
-from northstar.run.hooks import IterationHooks, chain_hooks, hooks_for
 from northstar.run.repeat import RepeatOptions, RepeatSummary, repeat_program
 from northstar.run.retained import RetainedResults
 from northstar.run.runner import ProgramRunner

@@ -24,13 +24,13 @@ from typing import TYPE_CHECKING, NoReturn, Protocol
 import structlog
 
 from northstar.browser import BrowserHost, BrowserSession, Reading
+from northstar.browser.hooks import IterationHooks, NoHooks
 from northstar.errors import ExpectationFailed, NorthstarError, OutcomeUnknown, TabClosed
 from northstar.plan.model import BoundStep, Plan
 from northstar.recipe.model import Check, FieldValueCheck
 from northstar.results import Evidence, IterationResult, IterationState, StepResult, StepStatus
 from northstar.run.diagnosis import DiagnosisRecorder, StepDiagnosis
 from northstar.run.failpoints import Failpoint, no_failpoint
-from northstar.run.hooks import IterationHooks, NoHooks
 from northstar.run.retry import retrying
 
 if TYPE_CHECKING:
@@ -160,7 +160,7 @@ class ProgramRunner:
         wait_for_stop: Callable[[], Awaitable[object]] | None = None,
     ) -> None:
         self._monitor = monitor
-        self._hooks = hooks or NoHooks()  # pauses, traces, snapshots: see northstar.run.hooks
+        self._hooks = hooks or NoHooks()  # pauses, traces, snapshots: see northstar.browser.hooks
         # A hook may pause for a person: it is raced against a stop request, if one can come.
         self._wait_for_stop = wait_for_stop if hooks is not None else None
         self._sleep = sleep

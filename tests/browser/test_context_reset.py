@@ -19,7 +19,7 @@ from browser_adapters import PlaywrightHost
 from browser_adapters.context_reset import origins_to_clear
 from browser_adapters.session import PlaywrightSession
 from fixtures.site_server import FixtureSite
-from northstar.browser_settings import BrowserSettings
+from northstar.browser.settings import BrowserSettings
 from northstar.plan.model import Plan
 from northstar.run.runner import ProgramRunner
 from tests.browser.conftest import LOADED, recipe

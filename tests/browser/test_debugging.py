@@ -15,7 +15,7 @@ import pytest
 from playwright.async_api import Page
 
 from fixtures.site_server import FixtureSite
-from northstar.browser_settings import BrowserSettings, DebugSettings, PausePoint
+from northstar.browser.settings import BrowserSettings, DebugSettings, PausePoint
 from northstar.journal import Journal
 from northstar.plan.compiler import prepare
 from northstar.recipe.loader import parse_recipe

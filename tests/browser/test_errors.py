@@ -17,7 +17,7 @@ import pytest
 from browser_adapters import PlaywrightHost, find_browser
 from browser_adapters.discovery import BROWSER_ENV
 from fixtures.site_server import FixtureSite
-from northstar.browser_settings import BrowserSettings
+from northstar.browser.settings import BrowserSettings
 from northstar.errors import BrowserNotFound, ParamInvalid, ParamMissing, TargetAmbiguous
 from northstar.recipe.model import Check, Target, TextCheck
 from northstar.results import IterationState

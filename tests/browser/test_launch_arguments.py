@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from browser_adapters.host import _QUIET_ARGS, launch_arguments
-from northstar.browser_settings import BrowserSettings
+from northstar.browser.settings import BrowserSettings
 
 
 def test_without_launch_options_the_settings_decide() -> None:

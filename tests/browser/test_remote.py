@@ -32,7 +32,7 @@ from browser_adapters.discovery import find_browser
 from browser_adapters.remote import shown_url, url_secrets
 from fixtures.other_origin import OtherOrigin
 from fixtures.site_server import FixtureSite
-from northstar.browser_settings import BrowserSettings
+from northstar.browser.settings import BrowserSettings
 from northstar.errors import BrowserClosed, BrowserUnreachable, UsageInvalid
 from tests.browser.conftest import LOADED, recipe
 from tests.browser.test_origin_guard import assert_blocked_redirect, landing

@@ -22,7 +22,7 @@ import pytest
 
 from browser_adapters.discovery import find_browser
 from fixtures.site_server import FixtureSite
-from northstar.browser_settings import BrowserSettings
+from northstar.browser.settings import BrowserSettings
 from northstar.cases.record_replay import record_case
 
 pytestmark = pytest.mark.browser

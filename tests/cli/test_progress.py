@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from fixtures.site_server import FixtureSite
+from northstar.browser.hooks import HookChain, NoHooks, chain_hooks
 from northstar.cli.progress import (
     Progress,
     ProgressHooks,
@@ -27,7 +28,6 @@ from northstar.recipe.inputs import validate_rows
 from northstar.recipe.loader import parse_recipe
 from northstar.results import IterationResult, IterationState
 from northstar.run.execution import RunRequest, execute_run
-from northstar.run.hooks import HookChain, NoHooks, chain_hooks
 from northstar.run.repeat import RepeatOptions
 from tests.conftest import make_plan
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from mcp import Client
 
 from northstar.agent import SessionOpened
-from northstar.browser_settings import BrowserSettings
+from northstar.browser.settings import BrowserSettings
 from northstar.mcp.explore_tools import opened_text
 from northstar.mcp.server import INSTRUCTIONS, ServerOptions, build_server, shared_state
 from tests.conftest import RECIPES

@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from fixtures.site_server import FixtureSite
-from northstar.browser_settings import BrowserSettings
+from northstar.browser.settings import BrowserSettings
 from northstar.mcp.shared_browser import SharedBrowser
 from northstar.run.runner import ProgramRunner
 from tests.conftest import make_plan

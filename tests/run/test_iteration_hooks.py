@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from northstar.browser import BrowserSession
-from northstar.browser_settings import (
+from northstar.browser.hooks import HookChain, NoHooks, hooks_for
+from northstar.browser.settings import (
     DebugSettings,
     PausePoint,
     pause_tab,
@@ -18,7 +19,6 @@ from northstar.browser_settings import (
 )
 from northstar.plan.model import BoundStep, Plan
 from northstar.results import IterationState, StepResult
-from northstar.run.hooks import HookChain, NoHooks, hooks_for
 from northstar.run.runner import ProgramRunner
 from tests.conftest import make_plan
 from tests.run.test_runner_decisions import FakeHost, Script

@@ -24,12 +24,12 @@ from northstar._stop_requests import (
     stop_requested,
 )
 from northstar.browser import BrowserSession
+from northstar.browser.hooks import NoHooks
 from northstar.cli.run_commands import run_with_signals
 from northstar.errors import NavigationFailed
 from northstar.plan.model import BoundStep, Plan
 from northstar.results import IterationResult, IterationState, StepResult, StepStatus
 from northstar.run.execution import RunOutcome, StopSignal
-from northstar.run.hooks import NoHooks
 from northstar.run.repeat import RepeatSummary
 from northstar.run.runner import ProgramRunner
 from tests.conftest import make_plan

@@ -18,7 +18,7 @@ from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontext
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from northstar.browser import BrowserSession
+from northstar.browser.protocol import BrowserSession
 from northstar.plan.model import BoundStep, Plan
 from northstar.results import StepResult
 
