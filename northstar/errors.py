@@ -100,7 +100,7 @@ class NorthstarError(Exception):
     """Base of every expected Northstar failure; ``code`` is stable, ``fix`` is one line."""
 
     code: ClassVar[str] = "NORTHSTAR_ERROR"
-    default_fix: ClassVar[str] = "See the README's error code reference."
+    default_fix: ClassVar[str] = "See the error codes in the documentation (reference/errors)."
 
     def __init__(self, message: str, *, fix: str | None = None, **context: Any) -> None:
         super().__init__(message)

@@ -20,7 +20,7 @@ if [ ! -x .venv/bin/python ]; then
   log "creating .venv with $($PYTHON --version)"
   "$PYTHON" -m venv .venv
 fi
-log "installing northstar and its dev tools into .venv"
+log "installing northstar, its dev tools and the docs builder into .venv"
 .venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip
 .venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
 

@@ -1,6 +1,6 @@
 """What the CLI prints: one-line errors, step lines, run summaries, and exit codes.
 
-Exit codes (documented in the README):
+Exit codes (the documentation's exit code page is generated from ``EXIT_CODES``):
 
     0   every iteration verified
     1   an iteration was not verified, or the run broke (binding changed)

@@ -17,7 +17,7 @@ from northstar.results import ACTED_ON
 
 __all__ = ["file_lines", "header_lines", "iteration_lines", "render_run", "render_runs"]
 
-# Shown next to a step only when it differs or was needed: the default is in the README.
+# Shown next to a step only when it differs or was needed: the default is in the docs.
 _DEFAULT_RETRY = RetryPolicy().model_dump()
 
 

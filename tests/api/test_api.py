@@ -1,7 +1,7 @@
 """The Python API as a script author meets it, and the CLI's ``--log-json`` stderr.
 
-The README's script is taken from the README itself and run in a separate process
-against the fixture site, so the documented example is the one that is tested.
+The documented script is taken from the Python API reference page itself and run in a
+separate process against the fixture site, so the documented example is the one tested.
 """
 
 from __future__ import annotations
@@ -24,10 +24,9 @@ from tests.conftest import RECIPES, REPO
 
 
 def readme_script() -> str:
-    """The first python block of the README's "Python API" section."""
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Python API", 1)[1]
-    match = re.search(r"```python\n(.*?)```", section, re.S)
+    """The first python block of the Python API reference page."""
+    page = (REPO / "docs" / "reference" / "python-api.md").read_text(encoding="utf-8")
+    match = re.search(r"```python[^\n]*\n(.*?)```", page, re.S)
     assert match is not None
     return match[1]
 

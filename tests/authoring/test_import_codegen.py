@@ -235,11 +235,10 @@ def test_a_real_recording_keeps_the_password_out_and_asks_for_checks_of_its_subm
     assert imported.text.count("# TODO: add `expect:`") == 2
 
 
-def test_the_readme_example_is_what_import_codegen_writes_for_its_script() -> None:
-    readme = (Path(__file__).parents[2] / "README.md").read_text()
-    section = readme[readme.index("## Recording a recipe (codegen)") :]
-    recording = section.split("```python\n", 1)[1].split("```", 1)[0]
-    recipe = section.split("```yaml\n", 1)[1].split("```", 1)[0]
+def test_the_tutorial_example_is_what_import_codegen_writes_for_its_script() -> None:
+    tutorial = (Path(__file__).parents[2] / "docs" / "tutorials" / "from-codegen.md").read_text()
+    recording = tutorial.split('```python title="example.py"\n', 1)[1].split("```", 1)[0]
+    recipe = tutorial.split('```yaml title="recipes/example.yaml"\n', 1)[1].split("```", 1)[0]
     assert import_codegen(recording, name="example", source="example.py").text == recipe
 
 

@@ -18,7 +18,7 @@ from northstar.errors import (
     error_class_for_code,
 )
 
-# The codes are an external contract (CLI output, the journal, the README): pinned here.
+# The codes are an external contract (CLI output, the journal, the docs): pinned here.
 STABLE_CODES = {
     "ActionFailed": "ACTION_FAILED",
     "BindingError": "BINDING_ERROR",
