@@ -80,6 +80,7 @@ import tempfile
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field, replace
+from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -470,6 +471,8 @@ def _environment(bench: Bench) -> dict[str, Any]:
         "playwright": metadata.version("playwright"),
         "cpus": os.cpu_count(),
         "load_average_at_start": os.getloadavg()[0],
+        # The docs' benchmark page shows when the figures were taken (docs/benchmarks/).
+        "started_at": datetime.now(UTC).isoformat(timespec="minutes"),
     }
 
 

@@ -7,6 +7,7 @@ MkDocs hook writes them into the site at build time, so nobody can edit them by 
 from __future__ import annotations
 
 import gc
+import json
 
 import click
 import pytest
@@ -124,3 +125,12 @@ def test_a_new_schema_field_changes_the_page() -> None:
         "description": "A note for reviewers.",
     }
     assert "| `note` | string |" in docs_reference.schema_page(schema)
+
+
+def test_the_benchmark_page_is_the_bench_commands_table_from_its_json() -> None:
+    results = json.loads(docs_reference.BENCHMARK_RESULTS.read_text(encoding="utf-8"))
+    page = docs_reference.benchmark_page(results)
+    for figure in results["figures"].values():
+        assert figure["name"] in page
+    results["figures"]["run_ratio"]["value"] = 1.234
+    assert "1.23x" in docs_reference.benchmark_page(results)
