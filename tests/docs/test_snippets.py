@@ -3,6 +3,7 @@
 - A ``yaml`` block whose top level has ``steps`` is a recipe: it is loaded with
   ``northstar.load`` (every static check). Any other ``yaml`` block must name the file it
   is (``title="compose.yaml"``) and parse as YAML: no recipe fragment escapes the check.
+- A ``json`` block parses (a ``.jsonl`` one line by line): MCP hosts' configurations, rows.
 - A ``python`` block is run against the fixture site, by what it is: a script in a fresh
   interpreter, a program with ``northstar run``, pytest files with pytest, a codegen
   recording converted by ``import_codegen`` into the recipe shown beside it.
@@ -109,6 +110,13 @@ def test_each_yaml_block_is_a_valid_recipe_or_a_named_file(block: Block, tmp_pat
     path.write_text(block.body, encoding="utf-8")
     compiled = northstar.load(path)
     assert compiled.recipe.steps
+
+
+@pytest.mark.parametrize("block", blocks("json"), ids=where)
+def test_each_json_block_parses(block: Block) -> None:
+    lines = block.body.splitlines() if (block.title or "").endswith(".jsonl") else [block.body]
+    for line in lines:
+        json.loads(line)
 
 
 def test_each_quoted_retry_policy_loads(tmp_path: Path) -> None:
