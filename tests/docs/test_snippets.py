@@ -228,3 +228,17 @@ def test_the_first_recipe_runs_once_per_csv_row_and_reports(
     page = folder / ".northstar" / "runs" / summary["run_id"] / "report.html"
     assert page.is_file()
     assert "Fish &amp; chips" in page.read_text(encoding="utf-8")
+
+
+def test_the_lint_guides_listing_is_what_lint_prints_for_the_shipped_recipes() -> None:
+    listing = [
+        block
+        for block in blocks("text", DOCS / "how-to" / "lint.md")
+        if block.body.startswith("recipes/")
+    ]
+    assert len(listing) == 1
+    shipped = sorted(str(p.relative_to(REPO)) for p in (REPO / "recipes").glob("*.yaml"))
+    printed = run([sys.executable, "-m", "northstar", "lint", "--exit-zero", *shipped], REPO)
+    assert printed.returncode == 0, printed.stderr
+    missing = set(listing[0].body.splitlines()) - set(printed.stdout.splitlines())
+    assert missing == set()
