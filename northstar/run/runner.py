@@ -2,8 +2,11 @@
 
 The runner knows the order of things (open the role's tab, act, check the step's
 expectations, then ``done_when`` and outputs) and turns every ``NorthstarError`` into a
-recorded step failure. It never retries a submission and never clicks "something close":
-the adapter raises, the runner records, the iteration is not verified.
+recorded step failure. Each step goes through the host's one dispatch routine
+(``northstar.run.dispatch``), which journals it and keeps a submission at most once; the
+runner's own part is the retry of safe steps around it, the pauses and the hooks. It
+never retries a submission and never clicks "something close": the adapter raises, the
+runner records, the iteration is not verified.
 
 A stop request (Ctrl-C) lets the step in progress finish and starts no other. Two waits
 inside a step end early instead: a pause for a person (``--step``, ``--pause-on-failure``)

@@ -363,7 +363,13 @@ def test_readers_have_no_operation_that_writes_or_starts(module: ModuleType) -> 
 
 
 # Where the journal is and how to reach a Postgres one: no writer in either.
-READ_ONLY_JOURNAL_MODULES = {"northstar.journal.paths", "northstar.journal.postgres"}
+# Where the journal is, how to reach Postgres, and whether a run's worker lives (a probe
+# shared with the run engine, which may not import the readers).
+READ_ONLY_JOURNAL_MODULES = {
+    "northstar.journal.paths",
+    "northstar.journal.postgres",
+    "northstar.journal.workers",
+}
 
 
 def test_readers_import_nothing_that_can_start_or_write() -> None:
