@@ -25,12 +25,10 @@ from northstar.composition import load_compiled, run_recipe
 from northstar.errors import EventLoopRunning, NorthstarError
 from northstar.journal.paths import resolve_journal_path
 from northstar.logs import library_logging
-from northstar.plan.compiler import CompiledRecipe, bind
-from northstar.recipe.inputs import validate_rows
-from northstar.recipe.params import coerce_params
+from northstar.plan.compiler import CompiledRecipe
 from northstar.results import IterationResult
 from northstar.run.execution import RunOutcome, RunRequest, StopSignal
-from northstar.run.repeat import RepeatOptions
+from northstar.run.requests import RunInputs, build_run_request
 
 __all__ = ["RunResult", "load", "run", "run_sync"]
 
@@ -154,20 +152,25 @@ def build_request(
     profile: str | Path | None,
     lanes: tuple[int, bool, bool, bool],
 ) -> RunRequest:
-    """The CLI's checks, in its order: recipe, every row (bound once), the repeat options."""
+    """The CLI's checks, by the one request builder: recipe, every row (bound once), bounds.
+
+    ``params``: one mapping (constant, ``repeat`` times) or a list of mappings (one row
+    per iteration; ``repeat``, if given, must be their number).
+    """
     compiled = load_compiled(recipe)
-    rows = _rows(compiled, params, recipe.parent)
-    count: object = len(rows) if len(rows) > 1 else (1 if repeat is None else repeat)
-    repeat_options = RepeatOptions.of(count, interval)
-    for number, row in enumerate(rows, start=1):
-        bind(compiled, row, base_url=base_url, iteration=number)
-    concurrency, fail_fast, keep_context, monitor = lanes
-    return RunRequest(
-        recipe_path=recipe,
-        compiled=compiled,
+    rows = None if params is None or isinstance(params, Mapping) else list(params)
+    inputs = RunInputs(
+        params=dict(params) if isinstance(params, Mapping) else {},
         rows=rows,
-        repeat=repeat_options,
+        repeat=repeat,
+        interval=interval,
         base_url=base_url,
+    )
+    concurrency, fail_fast, keep_context, monitor = lanes
+    return build_run_request(
+        recipe,
+        compiled,
+        inputs,
         project=project,
         profile=str(Path(profile).resolve()) if profile else None,
         concurrency=concurrency,
@@ -175,13 +178,6 @@ def build_request(
         keep_context=keep_context,
         monitor=monitor,
     )
-
-
-def _rows(compiled: CompiledRecipe, params: Params | None, base: Path) -> list[dict[str, Any]]:
-    specs = compiled.recipe.params
-    if params is None or isinstance(params, Mapping):
-        return [coerce_params(specs, dict(params or {}), recipe_dir=base)]
-    return validate_rows(specs, list(params), {}, recipe_dir=base)
 
 
 def run_result(outcome: RunOutcome, request: RunRequest, journal: Path) -> RunResult:

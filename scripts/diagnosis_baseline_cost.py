@@ -30,6 +30,7 @@ from northstar.composition import load_compiled
 from northstar.journal import Journal
 from northstar.plan.compiler import bind
 from northstar.recipe.params import coerce_params
+from northstar.run.recorder import JournalRecorder
 from northstar.run.runner import ProgramRunner
 
 RECIPE = Path("recipes/contact-form.yaml")
@@ -54,7 +55,7 @@ async def per_iteration(host: PlaywrightHost, base_url: str, count: int, journal
         run_id, iteration = (_new_run(journal), 1) if first else (later_run, number + 2)
         if not first:  # a later iteration of the same run: its submission is a new one
             journal.start_iteration(run_id, iteration, params_fingerprint="f")
-        runner = ProgramRunner(host, recorder=journal.recorder(run_id))
+        runner = ProgramRunner(host, recorder=JournalRecorder(journal, run_id))
         plan = bind(compiled, values, base_url=base_url, iteration=iteration)
         started = time.perf_counter()
         result = await runner.run_iteration(plan)

@@ -46,8 +46,8 @@ def _patches(name: str) -> list[tuple[Any, str, Any]]:
     from browser_adapters.context_reset import ReusableContext
     from browser_adapters.host import PlaywrightHost
     from browser_adapters.origin_gate import OriginGate
-    from northstar.journal.recorder import JournalRecorder
     from northstar.run.diagnosis import StepDiagnosis
+    from northstar.run.recorder import JournalRecorder
 
     async def described(*_: Any, **__: Any) -> ActedOn:
         return ActedOn("button", "x", "button", visible=True)

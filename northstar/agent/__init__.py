@@ -44,8 +44,15 @@ signal when one stands (``signal``, and a line in ``text``): counts and guidance
 advice that never blocks, completes or fails anything. Every expected failure is a
 ``NorthstarError`` with a stable code.
 
-May import: the core (``northstar.run`` is not needed), ``northstar.composition``. Never
-``browser_adapters`` (the composition root wires it in) or another front end.
+``northstar.agent.session.SessionCore`` is the shared core of a session that acts through
+the host: an agent's session holds one, and so does a program's iteration
+(``northstar.programs``). Its actions go through the host's one dispatch routine
+(``northstar.run.dispatch``) and its submissions through the journal's one rule
+(``northstar.journal.submissions``).
+
+May import: the core (the run engine's dispatch and recorder included),
+``northstar.composition``. Never ``browser_adapters`` (the composition root wires it in)
+or another front end.
 """
 
 from northstar.agent.answers import (

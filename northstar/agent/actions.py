@@ -38,7 +38,7 @@ from pydantic import ValidationError
 
 from northstar.errors import UsageInvalid
 from northstar.plan.model import BoundStep
-from northstar.recipe.model import RetryPolicy, Step, Target
+from northstar.recipe.model import Check, RetryPolicy, Step, Target
 
 __all__ = [
     "ACTIONS",
@@ -168,9 +168,19 @@ def _body(request: ActRequest, target: Target | None) -> dict[str, Any]:
 
 
 def build_step(
-    request: ActRequest, target: Target | None, *, step_id: str, index: int, timeout_ms: int
+    request: ActRequest,
+    target: Target | None,
+    *,
+    step_id: str,
+    index: int,
+    timeout_ms: int,
+    expect: Sequence[Check] = (),
 ) -> BoundStep:
-    """The recipe step for the call; ``target`` is the request's, or the referenced element's."""
+    """The recipe step for the call; ``target`` is the request's, or the referenced element's.
+
+    ``expect``: the step's own expectations (a program's submission checks them as part
+    of its step, as a recipe's submit step does).
+    """
     try:
         step = Step.model_validate(
             {
@@ -178,6 +188,7 @@ def build_step(
                 "tab": request.tab,
                 "effect": "submit" if request.submit else None,
                 "timeout": timeout_ms,
+                "expect": list(expect),
                 **_body(request, target),
             }
         )

@@ -3,7 +3,7 @@
 Each session is a run in the journal (its id is the session id, its credential the run's:
 random, only its hash is kept) with one iteration, one browser context from the host
 (its tab roles guarded by the adapter's origin guard exactly as a recipe's), a
-``BehaviorMonitor`` and a view of each tab (``northstar.agent._session``).
+``BehaviorMonitor`` and a view of each tab (``northstar.agent.session``).
 
 Every call but ``open_session`` presents the session id and credential
 (``CREDENTIALS_INVALID`` otherwise, also once the session is closed). Calls on one session
@@ -22,7 +22,6 @@ from typing import Any, Self, Unpack
 import structlog
 from pydantic import ValidationError
 
-from northstar.agent._session import ITERATION, AgentSession
 from northstar.agent.actions import ActOptions, act_request
 from northstar.agent.answers import (
     ActAnswer,
@@ -34,7 +33,7 @@ from northstar.agent.answers import (
 )
 from northstar.agent.recipe_draft import draft_recipe
 from northstar.agent.recipe_file import write_recipe
-from northstar.agent.references import TabView
+from northstar.agent.session import ITERATION, SessionCore
 from northstar.agent.settings import AgentSettings
 from northstar.agent.tabs import bind_session_tabs
 from northstar.browser import BrowserHost
@@ -45,6 +44,7 @@ from northstar.journal import Journal
 from northstar.plan.model import BoundTab, Plan
 from northstar.recipe.model import Check
 from northstar.results import IterationState
+from northstar.run.failpoints import failpoint_from_environ
 
 __all__ = ["AgentHost", "open_agent_host"]
 
@@ -86,7 +86,8 @@ class AgentHost:
         self.settings = settings or AgentSettings()
         self._project = project
         self.recipes = Path(recipes)  # where save_recipe writes NAME.yaml
-        self._sessions: dict[str, AgentSession] = {}
+        self._sessions: dict[str, SessionCore] = {}
+        self._contexts: dict[str, AsyncExitStack] = {}  # each session's browser context
 
     async def __aenter__(self) -> Self:
         return self
@@ -124,7 +125,7 @@ class AgentHost:
         opened = {role: tab.start or "" for role, tab in bound.items()}
         return SessionOpened(session_id=run_id, credential=credential, tabs=opened)
 
-    async def _start(self, run_id: str, plan: Plan) -> AgentSession:
+    async def _start(self, run_id: str, plan: Plan) -> SessionCore:
         stack = AsyncExitStack()
         try:
             browser = await stack.enter_async_context(self._host.session(plan))
@@ -136,8 +137,9 @@ class AgentHost:
             self._journal.mark_iteration(run_id, ITERATION, IterationState.FAILED, reason_code=code)
             self._journal.finish_run(run_id, "failed")
             raise
-        views = {role: TabView(role) for role in plan.tabs}
-        return AgentSession(run_id, plan, browser, stack, self._journal, self.settings, views)
+        self._contexts[run_id] = stack
+        failpoint = failpoint_from_environ()  # the kill trials' pauses, as in a run
+        return SessionCore(run_id, plan, browser, self._journal, self.settings, failpoint=failpoint)
 
     async def close_session(self, session_id: str, credential: str) -> SessionClosed:
         """Close the session's context; its run ends ``stopped`` (``blocked`` if unsettled)."""
@@ -146,9 +148,9 @@ class AgentHost:
             status = await self._close(session)
         return SessionClosed(session_id=session_id, status=status)
 
-    async def _close(self, session: AgentSession) -> str:
-        await session.stack.aclose()
+    async def _close(self, session: SessionCore) -> str:
         run_id = session.session_id
+        await self._contexts.pop(run_id).aclose()
         unsettled = self._journal.open_submissions(run_id, ITERATION)
         state = IterationState.UNKNOWN if unsettled else IterationState.STOPPED
         reason = "a submission's outcome is unknown" if unsettled else "the agent closed it"
@@ -162,7 +164,7 @@ class AgentHost:
         return status
 
     @asynccontextmanager
-    async def _locked(self, session_id: str, credential: str) -> AsyncIterator[AgentSession]:
+    async def _locked(self, session_id: str, credential: str) -> AsyncIterator[SessionCore]:
         """The session, its credential checked, held for one call at a time."""
         session = self._open(session_id)
         self._journal.check_credential(session_id, credential)  # constant-time, hash only
@@ -171,7 +173,7 @@ class AgentHost:
                 raise _no_session(session_id)
             yield session
 
-    def _open(self, session_id: str) -> AgentSession:
+    def _open(self, session_id: str) -> SessionCore:
         session = self._sessions.get(session_id)
         if session is None:
             raise _no_session(session_id)

@@ -1,6 +1,6 @@
 """From what an agent did to a recipe: its executed actions turned into a recipe document.
 
-Pure decisions over plain data; ``AgentSession`` collects the history and ``AgentHost``
+Pure decisions over plain data; ``SessionCore`` collects the history and ``AgentHost``
 writes the file. What becomes of a session:
 
 - **Steps**: only actions that were executed and succeeded, once each (a submission

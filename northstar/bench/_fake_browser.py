@@ -22,6 +22,7 @@ from northstar.plan.model import BoundStep, BoundTab, Plan
 from northstar.recipe.model import Check
 from northstar.results import Evidence, StepResult
 from northstar.run.execution import execute_run
+from northstar.run.recorder import JournalRecorder
 from northstar.run.runner import IterationRecorder, ProgramRunner
 
 __all__ = ["FAKE_BASE_URL", "runner_step_times", "whole_run_seconds"]
@@ -111,7 +112,7 @@ async def runner_step_times(journal: Journal, iterations: int) -> list[float]:
     """Milliseconds per step of ``ProgramRunner`` on the fake browser with a real journal."""
     request = recipe_request(FAKE_BASE_URL, 1)
     run_id = create_run(journal, "bench-runner", iterations)
-    recorder = _TimedRecorder(journal.recorder(run_id))
+    recorder = _TimedRecorder(JournalRecorder(journal, run_id))
     runner = ProgramRunner(_InstantHost(), recorder=recorder)
     for number in range(1, iterations + 1):
         plan = bind(request.compiled, request.rows[0], base_url=FAKE_BASE_URL, iteration=number)

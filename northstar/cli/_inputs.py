@@ -14,12 +14,11 @@ from northstar.cli._options import remote_browser_options
 from northstar.cli._secrets import exposed_params_file, missing_secrets
 from northstar.composition import load_compiled
 from northstar.errors import UsageInvalid
-from northstar.plan.compiler import CompiledRecipe, bind
-from northstar.recipe.inputs import read_params_source, validate_rows
+from northstar.plan.compiler import CompiledRecipe
+from northstar.recipe.inputs import read_params_source
 from northstar.recipe.model import Param
-from northstar.recipe.params import coerce_params
 from northstar.run.execution import RunRequest
-from northstar.run.repeat import RepeatOptions
+from northstar.run.requests import RunInputs, build_run_request
 
 __all__ = ["browser_options", "build_request", "input_options", "parse_param_pairs"]
 
@@ -101,46 +100,46 @@ def _warn_exposed(path: str, specs: Mapping[str, Param], values: list[dict[str, 
         click.echo(warning, err=True)
 
 
+def _secrets_from_environ_or_prompt(
+    specs: Mapping[str, Param],
+    constant: Mapping[str, Any],
+    rows: Sequence[Mapping[str, Any]] | None,
+) -> dict[str, str]:
+    """The CLI's own inputs: secrets from ``NORTHSTAR_SECRET_*``, else asked at a terminal."""
+    return missing_secrets(specs, constant, rows, environ=os.environ, ask=_asker())
+
+
 def build_request(
     options: Mapping[str, Any], *, load: Callable[[Path], CompiledRecipe] = load_compiled
 ) -> RunRequest:
     """Everything checked before any browser starts: recipe, every row, the options.
 
-    ``load`` reads the file (a program's declaration is loaded by ``northstar.programs``).
+    ``load`` reads the file (a program's declaration is loaded by ``northstar.programs``);
+    the rest is the one request builder's (``northstar.run.requests``).
     """
     recipe = Path(options["recipe"])
     compiled = load(recipe)
-    source = read_params_source(options["params_file"]) if options.get("params_file") else None
-    constant = {**(source.constant if source else {}), **parse_param_pairs(options["params"])}
-    specs = compiled.recipe.params
-    if source is not None:
-        _warn_exposed(options["params_file"], specs, [source.constant, *(source.rows or [])])
-    constant |= missing_secrets(
-        specs, constant, source.rows if source else None, environ=os.environ, ask=_asker()
-    )
-    repeat_option = options.get("repeat")
-    if source is not None and source.rows is not None:
-        if repeat_option not in (None, len(source.rows)):
-            raise UsageInvalid(
-                f"--repeat {repeat_option} does not match the {len(source.rows)} rows "
-                f"of {options['params_file']}",
-                fix="Drop --repeat: a rows file runs one iteration per row.",
-            )
-        rows = validate_rows(specs, source.rows, constant, recipe_dir=recipe.parent)
-        count: object = len(rows)
-    else:
-        rows = [coerce_params(specs, constant, recipe_dir=recipe.parent)]
-        count = 1 if repeat_option is None else repeat_option
-    repeat = RepeatOptions.of(count, options.get("interval", 0))
-    for number, row in enumerate(rows, start=1):  # renders every row: base URL, files, templates
-        bind(compiled, row, base_url=options.get("base_url"), iteration=number)
-    profile = options.get("profile")
-    return RunRequest(
-        recipe_path=recipe,
-        compiled=compiled,
-        rows=rows,
-        repeat=repeat,
+    params_file = options.get("params_file")
+    source = None
+    if params_file:
+        source = read_params_source(params_file)
+        values = [source.constant, *(source.rows or [])]
+        _warn_exposed(params_file, compiled.recipe.params, values)
+    inputs = RunInputs(
+        params={**(source.constant if source else {}), **parse_param_pairs(options["params"])},
+        rows=source.rows if source else None,
+        repeat=options.get("repeat"),
+        interval=options.get("interval", 0),
         base_url=options.get("base_url"),
+        repeat_named="--repeat",
+        rows_named=f"of {params_file}",
+    )
+    profile = options.get("profile")
+    return build_run_request(
+        recipe,
+        compiled,
+        inputs,
+        complete_params=_secrets_from_environ_or_prompt,
         project=options.get("project") or "default",
         profile=str(Path(profile).resolve()) if profile else None,
         concurrency=options.get("concurrency") or 1,

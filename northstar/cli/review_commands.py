@@ -2,7 +2,7 @@
 
 Listing and showing read the journal through ``northstar.readers``. ``--apply ID`` prints
 the diff, then writes the proposed recipe only while the file still has the content the
-diff was made against (``northstar.journal.fixes``), and says the new definition hash.
+diff was made against (``northstar.run.fixes``), and says the new definition hash.
 Nothing else in Northstar writes a proposal to a recipe file.
 """
 
@@ -47,7 +47,7 @@ def review(journal: str | None, show_id: int | None, apply_id: int | None, as_js
 
 def _apply(path: object, proposal_id: int) -> None:
     from northstar.journal import Journal  # the writer, only for the one command that writes
-    from northstar.journal.fixes import apply_fix
+    from northstar.run.fixes import apply_fix
 
     click.echo(get_proposal(str(path), proposal_id).diff, nl=False)
     with Journal.open(str(path)) as journal:

@@ -12,9 +12,14 @@ from collections.abc import Collection
 from dataclasses import asdict
 from typing import Any
 
-from northstar.errors import IdempotencyConflict, JournalError, NorthstarError, OutcomeUnknown
+from northstar.errors import JournalError
 from northstar.journal._db import JournalDb
 from northstar.journal.schema import StepEvent, SubmissionState
+from northstar.journal.submissions import (
+    RecordedSubmission,
+    SubmissionVerdict,
+    submission_verdict,
+)
 from northstar.redaction import redact_data
 from northstar.results import StepResult, StepStatus
 
@@ -136,17 +141,25 @@ def open_submission(
 ) -> bool:
     """Record the submission as in flight; ``False`` if its key is already verified.
 
-    The same key with the same inputs: a verified submission is never sent again (the
-    caller uses the recorded result); one proven absent by reconciliation (``failed``)
-    may be sent again under the same key; any other state is an unknown outcome and
-    refused. The same key with other inputs is a conflict. A refusal dispatches nothing.
+    What may be sent is ``submission_verdict``'s to say (asked here, inside the writer's
+    transaction, so no two writers decide at once); a refusal raises and records nothing.
     """
     key = submission_key(run_id, iteration, step_id)
     row = db.conn.execute(
-        "SELECT input_fingerprint, state FROM submissions WHERE idempotency_key = ?", (key,)
+        "SELECT state, input_fingerprint FROM submissions WHERE idempotency_key = ?", (key,)
     ).fetchone()
+    recorded = None if row is None else RecordedSubmission(*row)
+    verdict = submission_verdict(
+        recorded,
+        input_fingerprint,
+        name=key,
+        unknown_fix="Reconcile the run (`northstar reconcile RUN_ID`) before dispatching again.",
+        run_id=run_id,
+        iteration=iteration,
+        step=step_id,
+    )
     now = db.stamp()
-    if row is None:
+    if verdict is SubmissionVerdict.SEND:
         db.conn.execute(
             "INSERT INTO submissions (idempotency_key, run_id, iteration, step_id, "
             "input_fingerprint, state, created_at, updated_at, sent_at) "
@@ -163,18 +176,13 @@ def open_submission(
                 now,
             ),
         )
-        return True
-    fingerprint, state = row
-    if fingerprint == input_fingerprint and state == SubmissionState.VERIFIED:
-        return False
-    if fingerprint == input_fingerprint and state == SubmissionState.FAILED:
+    elif verdict is SubmissionVerdict.SEND_AGAIN:
         db.conn.execute(
             "UPDATE submissions SET state = ?, updated_at = ?, sent_at = ?, result_url = NULL, "
             "decided_by = NULL WHERE idempotency_key = ?",
             (SubmissionState.IN_FLIGHT, now, now, key),
         )
-        return True
-    raise _refusal(key, fingerprint, state, input_fingerprint, run_id, iteration, step_id)
+    return verdict.sends
 
 
 def dispatch_submission(db: JournalDb, run_id: str, iteration: int, step_id: str) -> None:
@@ -214,27 +222,6 @@ def _settle_submission(db: JournalDb, key: str, event: StepEvent, result_url: st
         "UPDATE submissions SET state = ?, updated_at = ? "
         "WHERE idempotency_key = ? AND state = 'dispatched'",
         (SubmissionState.UNKNOWN, db.stamp(), key),
-    )
-
-
-def _refusal(
-    key: str,
-    recorded_fingerprint: str,
-    state: str,
-    input_fingerprint: str,
-    run_id: str,
-    iteration: int,
-    step_id: str,
-) -> NorthstarError:
-    context: dict[str, Any] = {"run_id": run_id, "iteration": iteration, "step": step_id}
-    if recorded_fingerprint != input_fingerprint:
-        return IdempotencyConflict(
-            f"submission {key} was recorded with other inputs; nothing was dispatched", **context
-        )
-    return OutcomeUnknown(
-        f"submission {key} is already recorded as {state}; dispatching it again could repeat it",
-        fix="Reconcile the run (`northstar reconcile RUN_ID`) before dispatching again.",
-        **context,
     )
 
 

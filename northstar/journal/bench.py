@@ -16,77 +16,55 @@ import statistics
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 
+from northstar.journal.step_log import StepRow
 from northstar.journal.store import Journal
-from northstar.plan.compiler import compile_recipe
-from northstar.plan.model import Plan
-from northstar.recipe.loader import parse_recipe
 from northstar.results import Evidence, StepResult, StepStatus
 
 __all__ = ["main"]
 
-_RECIPE = """
-name: journal-bench
-tabs:
-  admin:
-    start: http://127.0.0.1:8000/
-steps:
-  - id: open-form
-    tab: admin
-    goto: http://127.0.0.1:8000/form
-  - id: fill-title
-    tab: admin
-    fill: {target: {label: Title}, value: "Hello"}
-  - id: publish
-    tab: admin
-    effect: submit
-    click: {target: {role: button, name: Publish}}
-    expect:
-      - text: {target: {role: status}, contains: Published}
-"""
+# A small recipe's steps as the journal keeps them (three steps, the last a submission).
+_STEPS = (
+    StepRow("open-form", "admin", "goto", seq=0, retry_json='{"attempts": 3}'),
+    StepRow("fill-title", "admin", "fill", seq=1, retry_json='{"attempts": 3}'),
+    StepRow("publish", "admin", "click", seq=2, retry_json='{"attempts": 1}'),
+)
 _EVIDENCE = (Evidence("text", "admin", "Saved", True, "Saved"),)
-
-
-def bench_plan(iteration: int = 1) -> Plan:
-    """A small real plan (three steps, the last a submission)."""
-    return compile_recipe(parse_recipe(_RECIPE), {}, iteration=iteration)
+_FINGERPRINT = "0" * 64
 
 
 def time_steps(journal: Journal, run_id: str, count: int) -> tuple[list[int], list[int]]:
-    """Nanoseconds of each step_started and each step_finished, over ``count`` steps."""
-    recorder = journal.recorder(run_id)
-    per_iteration = len(bench_plan().steps)
-    plans = _start_iterations(journal, run_id, range(1, count // per_iteration + 2))
+    """Nanoseconds of each step's started and each step's finished record, over ``count``."""
+    log = journal.steps(run_id)
+    per_iteration = len(_STEPS)
+    numbers = _start_iterations(journal, run_id, range(1, count // per_iteration + 2))
     started_ns: list[int] = []
     finished_ns: list[int] = []
     for index in range(count):
-        plan = plans[index // per_iteration]
-        step = plan.steps[index % per_iteration]
-        result = StepResult(step.id, step.tab, step.kind, StepStatus.PASSED, 1.0, _EVIDENCE)
-        started_ns.append(_timed(lambda: recorder.step_started(plan, step)))  # noqa: B023
-        finished_ns.append(_timed(lambda: recorder.step_finished(plan, result)))  # noqa: B023
+        number = numbers[index // per_iteration]
+        step = _STEPS[index % per_iteration]
+        result = StepResult(step.step_id, step.tab, step.kind, StepStatus.PASSED, 1.0, _EVIDENCE)
+        started_ns.append(_timed(lambda: log.started(number, step)))  # noqa: B023
+        finished_ns.append(_timed(lambda: log.finished(number, result, ())))  # noqa: B023
     return started_ns, finished_ns
 
 
 def time_in_flight(journal: Journal, run_id: str, count: int, first: int) -> list[int]:
     """Nanoseconds of each durable in-flight record, one submission per iteration."""
-    recorder = journal.recorder(run_id)
+    log = journal.steps(run_id)
+    step = _STEPS[-1]
     timings: list[int] = []
-    for plan in _start_iterations(journal, run_id, range(first, first + count)):
-        step = plan.steps[-1]
-        recorder.step_started(plan, step)
-        timings.append(_timed(lambda: recorder.submit_in_flight(plan, step)))  # noqa: B023
+    for number in _start_iterations(journal, run_id, range(first, first + count)):
+        log.started(number, step)
+        timings.append(_timed(lambda: log.in_flight(number, step, _FINGERPRINT)))  # noqa: B023
     return timings
 
 
-def _start_iterations(journal: Journal, run_id: str, numbers: range) -> list[Plan]:
-    plan = bench_plan()
-    plans = [replace(plan, iteration=number) for number in numbers]
-    for each in plans:
-        journal.start_iteration(run_id, each.iteration, params_fingerprint=each.params_fingerprint)
-    return plans
+def _start_iterations(journal: Journal, run_id: str, numbers: range) -> list[int]:
+    for number in numbers:
+        journal.start_iteration(run_id, number, params_fingerprint=_FINGERPRINT)
+    return list(numbers)
 
 
 def _timed(call: Callable[[], object]) -> int:

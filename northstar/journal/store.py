@@ -33,8 +33,8 @@ from northstar.journal import _diagnoses, _steps
 from northstar.journal._db import Clock, JournalDb, sqlite_errors, utc_now, worker_identity
 from northstar.journal._diagnoses import FixProposal
 from northstar.journal.paths import resolve_journal
-from northstar.journal.recorder import JournalRecorder
 from northstar.journal.schema import RunStatus, SubmissionState
+from northstar.journal.step_log import StepLog
 from northstar.redaction import redact
 from northstar.results import IterationResult, IterationState
 
@@ -358,7 +358,7 @@ class Journal:
                 iteration=number,
             ) from exc
 
-    # Fix proposals (see northstar.journal.fixes)
+    # Fix proposals (see northstar.run.fixes)
 
     def add_fix_proposal(self, proposal: FixProposal, *, added: int, removed: int) -> int:
         """Store a proposal for a person to review; its id."""
@@ -372,9 +372,9 @@ class Journal:
 
     # Steps and submissions
 
-    def recorder(self, run_id: str) -> JournalRecorder:
-        """The runner's ``IterationRecorder`` for ``run_id``, writing to this journal."""
-        return JournalRecorder(self._db, run_id)
+    def steps(self, run_id: str) -> StepLog:
+        """The step records of ``run_id`` (``northstar.run.recorder`` feeds them a plan's steps)."""
+        return StepLog(self._db, run_id)
 
     def submission(self, run_id: str, iteration: int, step_id: str) -> SubmissionRecord | None:
         """What the journal knows of a step's submission, if anything."""

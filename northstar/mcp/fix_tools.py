@@ -1,7 +1,7 @@
 """``propose_fix``: an agent's repair of a recipe, stored as a diff for a person to review.
 
 The tool writes one row to the journal and nothing else: the recipe file is changed only
-by a person, with ``northstar review --apply ID`` (``northstar.journal.fixes``). It needs
+by a person, with ``northstar review --apply ID`` (``northstar.run.fixes``). It needs
 no credential because it cannot start a run, dispatch a step or change a file.
 """
 
@@ -15,8 +15,8 @@ from mcp.types import CallToolResult, ToolAnnotations
 
 from northstar.errors import JournalError
 from northstar.journal import Journal
-from northstar.journal.fixes import line_counts, propose_fix
 from northstar.mcp.tool_results import answered
+from northstar.run.fixes import line_counts, propose_fix
 
 __all__ = ["propose_answer", "register_tools"]
 

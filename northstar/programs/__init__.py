@@ -5,12 +5,13 @@ tabs, outputs, done_when; read with ``ast``, never run: ``declaration``,
 ``program_file``) and ``async def main(nx)`` written with ``northstar.sdk``. The broker
 (``broker.ProgramBroker``) gives each run an execution id and credential, checks the
 definition before each iteration, starts the program (``child_process``) and carries out
-each of its calls with the agent path's host operations (``calls``); the iteration is
-verified only by the four pieces in ``verdict``.
+each of its calls with the agent path's session core, composed in (``session``, ``calls``);
+the iteration is verified only by the four pieces in ``verdict``.
 
-May import: the core, ``northstar.composition``, ``northstar.agent`` (its host
-operations) and ``northstar.sdk`` (the wire format). Never another front end, and never
-``browser_adapters`` (the composition root wires it in).
+May import: the core, ``northstar.composition``, the public modules of ``northstar.agent``
+(its session core; never a private ``_x`` module) and ``northstar.sdk`` (the wire
+format). Never another front end, and never ``browser_adapters`` (the composition root
+wires it in).
 """
 
 from northstar.programs.broker import ProgramBroker

@@ -16,12 +16,10 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from contextlib import AsyncExitStack
 from dataclasses import replace
 
 import structlog
 
-from northstar.agent.references import TabView
 from northstar.agent.settings import AgentSettings
 from northstar.browser import BrowserHost, BrowserSession
 from northstar.errors import (
@@ -43,7 +41,6 @@ from northstar.programs.calls import (
 )
 from northstar.programs.child_process import ProgramExit, run_program_process
 from northstar.programs.declaration import ProgramDeclaration
-from northstar.programs.failpoints import FailpointSession
 from northstar.programs.program_file import definition_digest, read_program_source
 from northstar.programs.session import ProgramSession
 from northstar.programs.verdict import IterationEvidence, program_verdict
@@ -185,11 +182,10 @@ class ProgramBroker:
     async def _in_browser(
         self, plan: Plan
     ) -> tuple[IterationEvidence, ProgramReport, tuple[StepResult, ...]]:
-        async with self.host.session(plan) as opened:
-            browser = FailpointSession(opened, self._failpoint, plan.iteration)
+        async with self.host.session(plan) as browser:
             for tab in plan.tabs.values():
                 await browser.open_tab(tab, timeout_ms=self.settings.open_timeout_ms)
-            session = self._agent_session(plan, browser)
+            session = self._session(plan, browser)
             calls = IterationCalls(
                 session,
                 self.journal,
@@ -202,12 +198,11 @@ class ProgramBroker:
         evidence = self._evidence(plan, ended, calls, failed, session.unverified)
         return evidence, calls.report, tuple(session.finished)
 
-    def _agent_session(self, plan: Plan, browser: BrowserSession) -> ProgramSession:
-        views = {role: TabView(role) for role in plan.tabs}
-        secret = fingerprint_secret(self._credential)
+    def _session(self, plan: Plan, browser: BrowserSession) -> ProgramSession:
+        """The agent path's session core on this iteration's context, its steps kept."""
         return ProgramSession(
-            self.run_id, plan, browser, AsyncExitStack(), self.journal, self.settings, views,
-            secret=secret,
+            self.run_id, plan, browser, self.journal, self.settings,
+            secret=fingerprint_secret(self._credential), failpoint=self._failpoint,
         )  # fmt: skip
 
     async def _run_child(self, plan: Plan, calls: IterationCalls) -> ProgramExit:
@@ -242,7 +237,9 @@ class ProgramBroker:
         failed = []
         first = next(iter(plan.tabs))
         for check in plan.done_when:
-            answer = await session.check(check.tab or first, check, self.settings.check_timeout_ms)
+            answer = await session.core.check(
+                check.tab or first, check, self.settings.check_timeout_ms
+            )
             if not answer.held:
                 failed.append(answer.check)
         return tuple(failed)

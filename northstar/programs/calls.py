@@ -2,10 +2,11 @@
 
 ``IterationCalls`` answers each request line of the program: the execution id and the
 credential are checked first (``CREDENTIALS_INVALID`` otherwise), then the call is done
-by an ``AgentSession`` on the iteration's browser context, the same code that acts for an
-agent: tab roles and origins enforced by the adapter, every action journaled as a step,
-a submission in flight durably before it is sent, and the same submission (key and input
-fingerprint) answered from the record instead of being sent again. What the program
+by the agent path's ``SessionCore`` on the iteration's browser context, the same code that
+acts for an agent: tab roles and origins enforced by the adapter, every action through the
+host's one dispatch routine, a submission in flight durably before it is sent, and the same
+submission (key and input fingerprint) answered from the record instead of being sent
+again (the journal's one rule, ``northstar.journal.submissions``). What the program
 declares about itself (outputs, model calls, ``complete()``) is kept here for the verdict.
 """
 
@@ -32,15 +33,15 @@ from northstar.errors import (
     NorthstarError,
     UsageInvalid,
 )
-from northstar.journal import Journal, SubmissionState
+from northstar.journal import Journal, SubmissionVerdict
 from northstar.programs.session import ProgramSession
 from northstar.recipe.model import Check, ReconcileProbe, Target
 from northstar.redaction import redact_data
+from northstar.run.dispatch import NOT_RESENT
 
 __all__ = ["PROBE_EVENT", "IterationCalls", "ProgramReport", "fingerprint_secret"]
 
 PROBE_EVENT = "program_reconcile_probe"
-_NOT_RESENT = "recorded result; not re-sent"
 _FIX = "See the SDK's docstrings (northstar.sdk) for the calls and their arguments."
 
 
@@ -95,6 +96,7 @@ class IterationCalls:
         timeout_ms: int,
     ) -> None:
         self.session, self.journal = session, journal
+        self.core = session.core
         self._credential_check = credential_check
         self._declared = declared_outputs
         self._timeout = timeout_ms
@@ -130,7 +132,7 @@ class IterationCalls:
             return {"id": number, "ok": False, "error": _error(_usage(str(exc)))}
 
     async def _params(self, args: dict[str, Any]) -> dict[str, Any]:
-        return dict(self.session.plan.param_values)
+        return dict(self.core.plan.param_values)
 
     async def _act(self, args: dict[str, Any]) -> dict[str, Any]:
         expect = [_check(raw) for raw in args.get("expect") or []]
@@ -150,13 +152,11 @@ class IterationCalls:
             if earlier is not None:
                 return earlier
             self._record_probes(request, probes, args.get("settle"))
-            # Part of the submission's step: one failing leaves it unknown, not verified.
-            step_id = submission_step_id(self.session.secret, request)
-            self.session.expectations[step_id] = expect
-        answer = await self.session.act(request, self._timeout)
+        # A submission's expect= is part of its step: one failing leaves it unknown.
+        answer = await self.core.act(request, self._timeout, expect=expect if submit else ())
         if answer.dispatched and not submit:
             for check in expect:
-                held = await self.session.check(request.tab, check, self._timeout)
+                held = await self.core.check(request.tab, check, self._timeout)
                 if not held.held:
                     raise ExpectationFailed(
                         f"after {answer.did}: {held.check} did not hold ({held.found})",
@@ -175,49 +175,48 @@ class IterationCalls:
         Its answer is gone with that process, so the program is told it was not sent again;
         within one process the agent session answers with the first answer itself.
         """
-        secret, plan = self.session.secret, self.session.plan
-        step_id = submission_step_id(secret, request)
-        if step_id in self.session.answers:
+        core = self.core
+        step_id = submission_step_id(core.secret, request)
+        if step_id in core.answers:
             return None
-        record = self.journal.submission(self.session.session_id, plan.iteration, step_id)
-        if record is None or record.state is not SubmissionState.VERIFIED:
+        fingerprint = input_fingerprint(core.secret, request, None)
+        if core.submission_verdict(step_id, fingerprint) is not SubmissionVerdict.RECORDED:
             return None
-        if record.input_fingerprint != input_fingerprint(secret, request, None):
-            return None  # the session refuses it as a conflict
-        return {"did": _NOT_RESENT, "dispatched": False, "submission_key": step_id, "url": ""}
+        return {"did": NOT_RESENT, "dispatched": False, "submission_key": step_id, "url": ""}
 
     def _record_probes(
         self, request: ActRequest, probes: list[ReconcileProbe], settle: Any
     ) -> None:
         """The submission's read-only reconcile probes, journaled before it can be in flight."""
-        step_id = submission_step_id(self.session.secret, request)
+        core = self.core
+        step_id = submission_step_id(core.secret, request)
         dumped = [p.model_dump(mode="json", exclude_none=True) for p in probes]
         self.journal.event(
-            self.session.session_id,
+            core.session_id,
             PROBE_EVENT,
-            iteration=self.session.plan.iteration,
+            iteration=core.plan.iteration,
             step=step_id,
             tab=request.tab,
             settle=settle if type(settle) is int and settle >= 0 else None,
-            probes=redact_data(dumped, self.session.plan.secrets),
+            probes=redact_data(dumped, core.plan.secrets),
         )
 
     async def _check_op(self, args: dict[str, Any]) -> dict[str, Any]:
         tab = str(args.get("tab"))
-        answer = await self.session.check(tab, _check(args.get("check")), self._timeout)
+        answer = await self.core.check(tab, _check(args.get("check")), self._timeout)
         return {"held": answer.held, "found": answer.found}
 
     async def _read(self, args: dict[str, Any]) -> str:
         tab = str(args.get("tab"))
-        self.session.view(tab)  # TAB_CLOSED for a role the declaration does not have
+        self.core.view(tab)  # TAB_CLOSED for a role the declaration does not have
         target = None if args.get("target") is None else Target.model_validate(args["target"])
         reading = Reading(args.get("source", "text"), tab, target, args.get("attribute"))
-        return await self.session.browser.read(reading, timeout_ms=self._timeout)
+        return await self.core.browser.read(reading, timeout_ms=self._timeout)
 
     async def _observe(self, args: dict[str, Any]) -> dict[str, Any]:
         tab = str(args.get("tab"))
-        self.session.view(tab)
-        observation = await self.session.browser.observe(tab)
+        self.core.view(tab)
+        observation = await self.core.browser.observe(tab)
         return observation.model_dump(mode="json", include={"url", "title", "text", "tables"})
 
     async def _output(self, args: dict[str, Any]) -> None:

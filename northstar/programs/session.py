@@ -1,82 +1,71 @@
-"""``ProgramSession``: the agent path's session, keeping each step's result for the verdict.
+"""``ProgramSession``: a program iteration's session, the agent path's core composed in.
 
-The agent session journals every step itself; a program's iteration result must also
-carry them (the run summary counts steps and evidence from verified iterations), so the
-recorder it writes through is wrapped to keep a copy of each finished step.
-
-A submission's ``expect=`` checks are part of its step, as in a recipe's submit step:
-they run after the action is recorded dispatched and before the step is finished, so a
-check that fails fails the step, and the journal leaves the submission ``unknown`` (it
-may have happened) instead of verified; the program gets ``OUTCOME_UNKNOWN``.
+A program's calls are carried out by ``northstar.agent.session.SessionCore``, the same code
+that acts for an agent: tab roles and origins enforced by the adapter, every action through
+the host's one dispatch routine, a submission in flight durably before it is sent and its
+``expect=`` checks part of its step (a check that fails leaves the submission ``unknown``,
+never verified). A program's iteration result must also carry its steps (the run summary
+counts steps and evidence from verified iterations), so the core journals through a
+recorder that keeps a copy of each finished step.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, cast
-
-from northstar.agent._session import AgentSession
-from northstar.agent.actions import ActRequest
-from northstar.errors import ExpectationFailed
-from northstar.journal.recorder import JournalRecorder
+from northstar.agent.session import SessionCore
+from northstar.agent.settings import AgentSettings
+from northstar.browser import BrowserSession
+from northstar.journal import Journal
 from northstar.plan.model import BoundStep, Plan
-from northstar.recipe.model import Check
-from northstar.results import Evidence, StepResult
+from northstar.results import StepResult
+from northstar.run.dispatch import IterationRecorder
+from northstar.run.failpoints import Failpoint, no_failpoint
+from northstar.run.recorder import JournalRecorder
 
 __all__ = ["ProgramSession"]
 
 
 class _KeepingRecorder:
-    """A ``JournalRecorder`` that also keeps each finished step (everything else passes on)."""
+    """A recorder that passes every report on and keeps each finished step."""
 
-    def __init__(self, inner: JournalRecorder, kept: list[StepResult], sent: set[str]) -> None:
-        self._inner, self._kept, self._sent = inner, kept, sent
+    def __init__(self, inner: IterationRecorder, kept: list[StepResult]) -> None:
+        self._inner, self._kept = inner, kept
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
+    def step_started(self, plan: Plan, step: BoundStep) -> None:
+        self._inner.step_started(plan, step)
+
+    def submit_in_flight(self, plan: Plan, step: BoundStep) -> bool:
+        return self._inner.submit_in_flight(plan, step)
 
     def submit_dispatched(self, plan: Plan, step: BoundStep) -> None:
-        if step.id not in self._sent:  # already recorded before its expectations ran
-            self._sent.add(step.id)
-            self._inner.submit_dispatched(plan, step)
+        self._inner.submit_dispatched(plan, step)
 
     def step_finished(self, plan: Plan, result: StepResult) -> None:
         self._inner.step_finished(plan, result)
         self._kept.append(result)
 
 
-@dataclass(eq=False)
-class ProgramSession(AgentSession):
-    """An agent session whose finished steps are also kept in ``finished``."""
+class ProgramSession:
+    """The shared session core of one iteration, with its finished steps in ``finished``."""
 
-    finished: list[StepResult] = field(default_factory=list)
-    # A submission's expect= checks, by its step id, set by the call before it acts.
-    expectations: dict[str, list[Check]] = field(default_factory=dict)
-    # Why a submission has no result, by its step id (for the iteration's reason).
-    unverified: dict[str, str] = field(default_factory=dict)
-    _sent: set[str] = field(default_factory=set)
+    def __init__(
+        self,
+        run_id: str,
+        plan: Plan,
+        browser: BrowserSession,
+        journal: Journal,
+        settings: AgentSettings,
+        *,
+        secret: bytes,
+        failpoint: Failpoint = no_failpoint,
+    ) -> None:
+        self.finished: list[StepResult] = []
+        recorder = _KeepingRecorder(JournalRecorder(journal, run_id), self.finished)
+        self.core = SessionCore(
+            run_id, plan, browser, journal, settings,
+            recorder=recorder, secret=secret, failpoint=failpoint,
+        )  # fmt: skip
 
     @property
-    def recorder(self) -> JournalRecorder:
-        kept = _KeepingRecorder(super().recorder, self.finished, self._sent)
-        return cast(JournalRecorder, kept)
-
-    async def _perform(
-        self, request: ActRequest, step: BoundStep, before: Any
-    ) -> tuple[Evidence, ...]:
-        evidence = await super()._perform(request, step, before)
-        expect = self.expectations.pop(step.id, []) if step.is_submit else []
-        if not expect:
-            return evidence
-        self.recorder.submit_dispatched(self.plan, step)  # sent: a check failing now is unknown
-        held = [await self._expectation(step, check) for check in expect]
-        return (*evidence, *held)
-
-    async def _expectation(self, step: BoundStep, check: Check) -> Evidence:
-        try:
-            return await self.browser.check(
-                check, tab=check.tab or step.tab, timeout_ms=step.timeout_ms
-            )
-        except ExpectationFailed:
-            self.unverified[step.id] = f"expectation did not hold: {check.describe()}"
-            raise
+    def unverified(self) -> dict[str, str]:
+        """Why a submission sent but not verified has no result, by its step id."""
+        return self.core.unverified

@@ -3,8 +3,8 @@
 Readers and starters are separate (DESIGN §2): this package opens the journal with
 ``mode=ro`` and ``query_only``, and imports nothing that can start a run, write to the
 journal or dispatch a step: not the run engine, not the journal's writer (only
-``northstar.journal.paths``), not the composition root, no browser code. The contracts in
-``pyproject.toml`` check this.
+``northstar.journal.paths``, ``postgres`` and ``workers``), not the composition root, no
+browser code. The contracts in ``pyproject.toml`` check this.
 
 - ``views``: the frozen dataclasses a reader hands back.
 - ``liveness``: why a ``running`` run whose worker is gone is shown as ``interrupted``.

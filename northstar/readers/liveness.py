@@ -15,10 +15,11 @@ records it settled (the lane that settles its last iteration, or blocks it, ends
 
 from __future__ import annotations
 
-import os
 import socket
 from collections.abc import Callable, Mapping
 from typing import Any
+
+from northstar.journal.workers import pid_alive
 
 __all__ = [
     "INTERRUPTED",
@@ -33,21 +34,6 @@ __all__ = [
 INTERRUPTED = "interrupted"
 
 Liveness = Callable[[int], bool]
-
-
-def pid_alive(pid: int) -> bool:
-    """Whether a process with ``pid`` exists on this host (signal 0 probes, sends nothing)."""
-    if pid <= 0:
-        return False  # 0 and negatives address process groups, never one worker
-    if os.name == "nt":
-        return True  # os.kill would terminate it on Windows; we cannot tell, so assume alive
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # it exists, under another user
-    return True
 
 
 def queue_of(payload: Mapping[str, Any]) -> str | None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -28,7 +28,13 @@ from northstar.recipe._files import read_bounded_text
 from northstar.recipe.model import Param
 from northstar.recipe.params import coerce_params
 
-__all__ = ["MAX_PARAMS_BYTES", "ParamsSource", "read_params_source", "validate_rows"]
+__all__ = [
+    "MAX_PARAMS_BYTES",
+    "ParamsSource",
+    "read_params_source",
+    "typed_rows",
+    "validate_rows",
+]
 
 MAX_PARAMS_BYTES = 16 << 20  # 16 MiB: a large batch, and a bound on the memory it takes
 _SUFFIXES = (".csv", ".jsonl", ".json")
@@ -163,6 +169,22 @@ def _given(row: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in row.items() if v is not None and v != ""}
 
 
+def typed_rows(
+    specs: Mapping[str, Param],
+    rows: Iterable[Mapping[str, Any]],
+    constant: Mapping[str, Any],
+    *,
+    recipe_dir: Path | None = None,
+) -> Iterator[tuple[int, dict[str, Any], dict[str, Any]]]:
+    """Each row's number, the values given for it, and its typed values, one row at a time.
+
+    A row's own non-empty values win over the constant ones; an error names the row.
+    """
+    for number, row in enumerate(rows, start=1):
+        given = {**constant, **_given(row)}
+        yield number, given, coerce_params(specs, given, row=number, recipe_dir=recipe_dir)
+
+
 def validate_rows(
     specs: Mapping[str, Param],
     rows: Sequence[Mapping[str, Any]],
@@ -171,7 +193,4 @@ def validate_rows(
     recipe_dir: Path | None = None,
 ) -> list[dict[str, Any]]:
     """Typed values for every row, all checked before anything starts."""
-    return [
-        coerce_params(specs, {**constant, **_given(row)}, row=number, recipe_dir=recipe_dir)
-        for number, row in enumerate(rows, start=1)
-    ]
+    return [typed for _, _, typed in typed_rows(specs, rows, constant, recipe_dir=recipe_dir)]

@@ -39,6 +39,7 @@ from northstar.results import IterationResult, IterationState
 from northstar.run.continuation import Unresumable, resume_plan
 from northstar.run.definition_guard import DefinitionGuard
 from northstar.run.failpoints import failpoint_from_environ
+from northstar.run.recorder import JournalRecorder
 from northstar.run.repeat import RepeatOptions, RepeatSummary, repeat_program
 from northstar.run.retained import RetainedResults
 from northstar.run.runner import ProgramRunner
@@ -176,7 +177,7 @@ class _RunContext:
     def _new_runner(self, monitor: StepMonitor | None = None) -> ProgramRunner:
         return ProgramRunner(
             self.host,
-            recorder=self.journal.recorder(self.run_id),
+            recorder=JournalRecorder(self.journal, self.run_id),
             should_stop=lambda: self.stop.requested,
             sleep=self.stop.wait,  # a retry's back-off ends at a stop request
             # so does a pause for a person (only the host's hooks pause)

@@ -1,10 +1,11 @@
 """Named pause points for crash tests: prove that a kill at any moment loses nothing.
 
 A failpoint is armed only by the environment variable ``NORTHSTAR_FAILPOINT`` (for
-example ``after_in_flight@2``: the point's name and the iteration). When the runner
+example ``after_in_flight@2``: the point's name and the iteration). When a submission
 reaches an armed point it prints ``failpoint NAME ITERATION`` on stderr and waits for a
 line on stdin, so a test can kill the worker exactly there. Unarmed, a point costs one
-comparison. The points, in the order a submission passes them:
+comparison. The points sit in the host's dispatch routine (``northstar.run.dispatch``), so
+a recipe's, an agent's and a program's submissions pass them alike, in this order:
 
 - ``before_in_flight``: the target was found; nothing is recorded or sent yet;
 - ``after_in_flight``: the in-flight record is durable; the action is not done yet;

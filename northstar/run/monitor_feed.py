@@ -16,7 +16,7 @@ from northstar.monitor.fingerprints import ActionRecord, describe_recipe_target
 from northstar.plan.model import BoundStep
 from northstar.recipe.model import Step, Target
 
-__all__ = ["StepMonitor", "action_record"]
+__all__ = ["StepFeed", "StepMonitor", "action_record"]
 
 
 def _target_of(step: Step) -> Target | None:
@@ -70,6 +70,10 @@ class StepMonitor:
         if self.observe and executed and not step.is_passive:
             self._keep(self.monitor.record_observation(await session.observe(step.tab)))
 
+    def feed(self, session: BrowserSession) -> StepFeed:
+        """This monitor as the dispatch's feed for one session's steps."""
+        return StepFeed(self, session)
+
     def _keep(self, signal: Any) -> None:
         if signal is not None:
             self.signals.append(signal.model_dump(mode="json"))
@@ -79,3 +83,14 @@ class StepMonitor:
         signals, self.signals = tuple(self.signals), []
         self._seen_tabs.clear()  # the next iteration starts in a fresh context
         return signals
+
+
+class StepFeed:
+    """A recipe's steps fed to a ``StepMonitor``: each step that passed, as it was done."""
+
+    def __init__(self, monitor: StepMonitor, session: BrowserSession) -> None:
+        self._monitor, self._session = monitor, session
+
+    async def acted(self, step: BoundStep, *, executed: bool, passed: bool) -> None:
+        if passed:  # a failed step ends its iteration: there is no loop to advise on
+            await self._monitor.after_step(self._session, step, executed=executed)

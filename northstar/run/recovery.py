@@ -35,9 +35,9 @@ from northstar.errors import (
     UsageInvalid,
 )
 from northstar.journal import Journal, RunRecord, SubmissionRecord, SubmissionState
+from northstar.journal.workers import pid_alive
 from northstar.plan.compiler import bind
 from northstar.plan.model import Plan
-from northstar.readers import pid_alive
 from northstar.results import IterationResult, IterationState
 from northstar.run.continuation import resume_plan
 from northstar.run.execution import (

@@ -2,8 +2,11 @@
 
 The runner knows the order of things (open the role's tab, act, check the step's
 expectations, then ``done_when`` and outputs) and turns every ``NorthstarError`` into a
-recorded step failure. It never retries a submission and never clicks "something close":
-the adapter raises, the runner records, the iteration is not verified.
+recorded step failure. Each step goes through the host's one dispatch routine
+(``northstar.run.dispatch``), which journals it and keeps a submission at most once; the
+runner's own part is the retry of safe steps around it, the pauses and the hooks. It
+never retries a submission and never clicks "something close": the adapter raises, the
+runner records, the iteration is not verified.
 
 A stop request (Ctrl-C) lets the step in progress finish and starts no other. Two waits
 inside a step end early instead: a pause for a person (``--step``, ``--pause-on-failure``)
@@ -19,17 +22,23 @@ import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager, suppress
-from typing import TYPE_CHECKING, NoReturn, Protocol
+from typing import TYPE_CHECKING
 
 import structlog
 
 from northstar.browser import BrowserHost, BrowserSession, Reading
 from northstar.browser.hooks import IterationHooks, NoHooks
-from northstar.errors import ExpectationFailed, NorthstarError, OutcomeUnknown, TabClosed
+from northstar.errors import ExpectationFailed, NorthstarError, TabClosed
 from northstar.plan.model import BoundStep, Plan
 from northstar.recipe.model import Check, FieldValueCheck
 from northstar.results import Evidence, IterationResult, IterationState, StepResult, StepStatus
 from northstar.run.diagnosis import DiagnosisRecorder, StepDiagnosis
+from northstar.run.dispatch import (
+    IterationRecorder,
+    NullRecorder,
+    StepDispatch,
+    unexpected_after_dispatch,
+)
 from northstar.run.failpoints import Failpoint, no_failpoint
 from northstar.run.retry import retrying
 
@@ -47,46 +56,11 @@ __all__ = [
 log = structlog.get_logger("northstar.run.runner")
 
 
-class IterationRecorder(Protocol):
-    """Where the runner reports progress; the journal implements it durably."""
-
-    def step_started(self, plan: Plan, step: BoundStep) -> None: ...
-
-    def submit_in_flight(self, plan: Plan, step: BoundStep) -> bool:
-        """Called right before a submitting action; durable when it returns.
-
-        ``False`` means the submission's key is already verified: the recorded result
-        stands and nothing is dispatched. A refusal (unknown outcome, other inputs) raises.
-        """
-        ...
-
-    def submit_dispatched(self, plan: Plan, step: BoundStep) -> None: ...
-
-    def step_finished(self, plan: Plan, result: StepResult) -> None: ...
-
-
-class NullRecorder:
-    """Records nothing (a single iteration run without a journal)."""
-
-    def step_started(self, plan: Plan, step: BoundStep) -> None:
-        return None
-
-    def submit_in_flight(self, plan: Plan, step: BoundStep) -> bool:
-        return True
-
-    def submit_dispatched(self, plan: Plan, step: BoundStep) -> None:
-        return None
-
-    def step_finished(self, plan: Plan, result: StepResult) -> None:
-        return None
-
-
 class _Attempt:
-    """The current attempt of a step: its evidence, and whether a submission was sent."""
+    """The current attempt of a step: its evidence, and how many there were."""
 
     def __init__(self) -> None:
         self.count = 0
-        self.dispatched = False
         self.evidence: list[Evidence] = []
         self.result_url: str | None = None  # a verified submission's page: resume goes on there
         self.failure: NorthstarError | None = None  # the last attempt's, before a retry
@@ -101,16 +75,6 @@ class _Dispatches:
 
     def __init__(self) -> None:
         self.any = False
-
-
-class _AlreadyVerified(Exception):
-    """Internal: the submission's key is verified in the journal; do not dispatch."""
-
-
-def _recorded_evidence(step: BoundStep) -> Evidence:
-    return Evidence(
-        "submission", step.tab, f"{step.id} submitted once", True, "recorded result; not re-sent"
-    )
 
 
 class _StopRequested(Exception):
@@ -268,74 +232,58 @@ class ProgramRunner:
         extracted: dict[str, str],
         dispatches: _Dispatches,
     ) -> StepResult:
-        """One step, retried per its policy while nothing was dispatched."""
-        self._recorder.step_started(plan, step)
+        """One step through the host's dispatch, retried per its policy while nothing was sent."""
+        feed = self._monitor.feed(session) if self._monitor is not None else None
+        dispatch = StepDispatch(
+            self._recorder,
+            plan,
+            step,
+            failpoint=self._failpoint,
+            feed=feed,
+            monotonic=self._monotonic,
+        )
+        dispatch.start()
         log.debug("step_started", step=step.id, tab=step.tab, kind=step.kind)
-        started = self._monotonic()
         attempt = _Attempt()
-        policy = step.retry
         try:
             async for trial in retrying(
-                policy, dispatched=lambda: attempt.dispatched, sleep=self._sleep
+                step.retry, dispatched=lambda: dispatch.dispatched, sleep=self._sleep
             ):
                 if attempt.failure is not None and self._should_stop():
                     raise _StopInStep(attempt.failure)  # the back-off ended: no retry
                 with trial:
                     attempt.begin()
                     try:
-                        await self._attempt(session, plan, step, attempt, extracted)
+                        await self._attempt(session, plan, dispatch, attempt, extracted)
                     except NorthstarError as exc:
                         attempt.failure = exc
                         raise
         except _StopInStep as stop:
-            raise self._stopped_step(plan, step, started, attempt, stop.error) from None
-        except NorthstarError as exc:
-            dispatches.any = dispatches.any or attempt.dispatched
-            self._step_failed(plan, step, started, attempt, exc, attempt.dispatched)
+            raise await self._stopped_step(dispatch, attempt, stop.error) from None
         except Exception as exc:
-            dispatches.any = dispatches.any or attempt.dispatched
-            if not dispatches.any:
-                raise  # nothing was sent: a bug shows as itself
-            error = unexpected_after_dispatch(exc, f"step {step.id!r}")
-            self._step_failed(plan, step, started, attempt, error, True)
-        dispatches.any = dispatches.any or attempt.dispatched
-        result = self._step_result(step, StepStatus.PASSED, started, attempt)
-        self._recorder.step_finished(plan, result)
+            failure = await dispatch.failed(
+                exc, attempt.evidence, attempts=attempt.count, earlier_dispatch=dispatches.any
+            )
+            dispatches.any = dispatches.any or failure.unknown
+            state = IterationState.UNKNOWN if failure.unknown else IterationState.FAILED
+            raise _StepFailed(failure.result, failure.error, state) from exc
+        dispatches.any = dispatches.any or dispatch.dispatched
+        result = await dispatch.passed(
+            attempt.evidence, attempts=attempt.count, result_url=attempt.result_url
+        )
         if self._diagnosis is not None:
             self._diagnosis.step_passed(plan, step)
-        if self._monitor is not None:
-            await self._monitor.after_step(session, step, executed=True)
         await self._hooks.after_step(session, plan, step, result)
         return result
 
-    def _step_failed(
-        self,
-        plan: Plan,
-        step: BoundStep,
-        started: float,
-        attempt: _Attempt,
-        exc: NorthstarError,
-        dispatched: bool,
-    ) -> NoReturn:
-        """Record the failed step, then carry it out of the step loop."""
-        exc.with_context(step=step.id, tab=step.tab, iteration=plan.iteration)
-        result = self._step_result(step, StepStatus.FAILED, started, attempt, exc)
-        self._recorder.step_finished(plan, result)
-        raise _StepFailed(result, *_after_dispatch(exc, dispatched, step)) from exc
-
-    def _stopped_step(
-        self,
-        plan: Plan,
-        step: BoundStep,
-        started: float,
-        attempt: _Attempt,
-        error: NorthstarError | None,
+    async def _stopped_step(
+        self, dispatch: StepDispatch, attempt: _Attempt, error: NorthstarError | None
     ) -> _StopRequested:
         """Journal a step that a stop cut short: failed before a retry, else skipped."""
-        status = StepStatus.FAILED if error is not None else StepStatus.SKIPPED
-        result = self._step_result(step, status, started, attempt, error)
-        self._recorder.step_finished(plan, result)
-        return _StopRequested(result)
+        if error is None:
+            return _StopRequested(dispatch.skipped(attempt.evidence, attempts=attempt.count))
+        failure = await dispatch.failed(error, attempt.evidence, attempts=attempt.count)
+        return _StopRequested(failure.result)
 
     async def _unless_stopped(self, hook: Awaitable[None]) -> bool:
         """Await ``hook`` unless a stop request comes first (then cancel it); True if stopped.
@@ -364,10 +312,11 @@ class ProgramRunner:
         self,
         session: BrowserSession,
         plan: Plan,
-        step: BoundStep,
+        dispatch: StepDispatch,
         attempt: _Attempt,
         extracted: dict[str, str],
     ) -> None:
+        step = dispatch.step
         attempt.evidence.extend(await self._ensure_tab(session, plan, step))
         if self._monitor is not None:
             await self._monitor.before_action(session, step)
@@ -376,31 +325,20 @@ class ProgramRunner:
                 raise _StopInStep  # stopped during the pause before the step: it does not act
             if self._diagnosis is not None:
                 await self._diagnosis.before_step(session, plan, step)
+
+        def check(expected: Check) -> Awaitable[Evidence]:
+            tab = expected.tab or step.tab
+            return session.check(expected, tab=tab, timeout_ms=step.timeout_ms)
+
         if step.is_passive:
             attempt.evidence.extend(await self._passive(session, step, extracted))
-        else:
-
-            def dispatching() -> None:
-                # Durable before the action: a crash after this line leaves an unknown.
-                if step.is_submit:
-                    self._failpoint("before_in_flight", plan.iteration)
-                    if not self._recorder.submit_in_flight(plan, step):
-                        raise _AlreadyVerified
-                    attempt.dispatched = True
-                    self._failpoint("after_in_flight", plan.iteration)
-
-            try:
-                attempt.evidence.extend(await session.perform(step, before_dispatch=dispatching))
-            except _AlreadyVerified:
-                attempt.evidence.append(_recorded_evidence(step))
-                return  # its expectations held when it was verified; nothing was sent now
-            if step.is_submit:
-                self._recorder.submit_dispatched(plan, step)
-                self._failpoint("after_dispatch", plan.iteration)
-        for check in step.step.expect:
-            tab = check.tab or step.tab
-            attempt.evidence.append(await session.check(check, tab=tab, timeout_ms=step.timeout_ms))
-        if attempt.dispatched:
+            attempt.evidence.extend(await dispatch.expectations(check))
+            return
+        performed = await dispatch.act(
+            lambda before: session.perform(step, before_dispatch=before), check
+        )
+        attempt.evidence.extend(performed)
+        if dispatch.dispatched:
             attempt.result_url = await _result_url(session, step)
 
     async def _ensure_tab(
@@ -488,26 +426,6 @@ class ProgramRunner:
             raise _StepFailed(result, exc, IterationState.FAILED) from exc
         return outputs
 
-    def _step_result(
-        self,
-        step: BoundStep,
-        status: StepStatus,
-        started: float,
-        attempt: _Attempt,
-        error: NorthstarError | None = None,
-    ) -> StepResult:
-        return StepResult(
-            step_id=step.id,
-            tab=step.tab,
-            kind=step.kind,
-            status=status,
-            duration_ms=self._elapsed_ms(started),
-            evidence=tuple(attempt.evidence),
-            error=error.to_dict() if error else None,
-            attempts=attempt.count,
-            result_url=None if error else attempt.result_url,
-        )
-
     def _elapsed_ms(self, started: float) -> float:
         return round((self._monotonic() - started) * 1000, 3)
 
@@ -535,35 +453,6 @@ class ProgramRunner:
             model_calls=0,
             signals=self._monitor.take() if self._monitor is not None else (),
         )
-
-
-def _after_dispatch(
-    error: NorthstarError, dispatched: bool, step: BoundStep
-) -> tuple[NorthstarError, IterationState]:
-    """A failure after a submission was dispatched leaves its outcome unknown."""
-    if not dispatched:
-        return error, IterationState.FAILED
-    if isinstance(error, OutcomeUnknown):
-        return error, IterationState.UNKNOWN
-    unknown = OutcomeUnknown(
-        f"the submission was dispatched but its outcome could not be verified ({error.code})",
-        step=step.id,
-        tab=step.tab,
-    )
-    return unknown, IterationState.UNKNOWN
-
-
-def unexpected_after_dispatch(exc: Exception, where: str) -> OutcomeUnknown:
-    """A coded error for an exception no check foresaw, once a submission may have been sent.
-
-    Only the exception's class is named: its message may quote a rendered (secret) value.
-    """
-    log.error("unexpected_error", where=where, error=exc.__class__.__name__)
-    return OutcomeUnknown(
-        f"{where} stopped on an unexpected {exc.__class__.__name__} after a submission was "
-        "dispatched, so its outcome is not verified",
-        fix="Reconcile the run (`northstar reconcile RUN_ID`), then report the error.",
-    )
 
 
 async def _result_url(session: BrowserSession, step: BoundStep) -> str | None:

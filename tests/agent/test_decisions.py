@@ -14,11 +14,8 @@ from northstar.agent.actions import (
 )
 from northstar.agent.references import TabView, resolve, shows_whole_page
 from northstar.agent.rendering import render_changes, render_page
-from northstar.agent.submissions import SubmissionVerdict, submission_verdict
 from northstar.agent.tabs import bind_session_tabs
-from northstar.errors import IdempotencyConflict, OutcomeUnknown, StaleReference, UsageInvalid
-from northstar.journal.schema import SubmissionState
-from northstar.journal.store import SubmissionRecord
+from northstar.errors import StaleReference, UsageInvalid
 from northstar.monitor.observation import Observation, build_observation, node_label
 from northstar.monitor.screen_change import ScreenChangeSettings, screen_change
 
@@ -228,21 +225,3 @@ def test_changes_name_what_appeared_changed_and_went_with_current_references() -
     assert "no change since" in render_changes(screen_change(closed, closed), closed)
     few = render_changes(screen_change(closed, opened, ScreenChangeSettings(max_items=1)), opened)
     assert few.endswith("(and 2 more: observe with full=true for the whole page)")
-
-
-# Submissions
-
-
-def record(state: SubmissionState, fingerprint: str = "f1") -> SubmissionRecord:
-    return SubmissionRecord("r/1/s", "r", 1, "s", fingerprint, state, "t0", "t1")
-
-
-def test_a_submission_is_sent_once_and_refused_while_its_outcome_is_unknown() -> None:
-    assert submission_verdict(None, "f1") is SubmissionVerdict.SEND
-    assert submission_verdict(record(SubmissionState.VERIFIED), "f1") is SubmissionVerdict.RECORDED
-    assert submission_verdict(record(SubmissionState.FAILED), "f1") is SubmissionVerdict.SEND
-    for unsettled in ("in_flight", "dispatched", "unknown"):
-        with pytest.raises(OutcomeUnknown, match=unsettled):
-            submission_verdict(record(SubmissionState(unsettled)), "f1")
-    with pytest.raises(IdempotencyConflict, match="other inputs"):
-        submission_verdict(record(SubmissionState.VERIFIED), "f2")

@@ -51,6 +51,8 @@ def test_every_contract_is_listed() -> None:
         "core-without-browser",
         "readers-apart",
         "adapter-below-front-ends",
+        "run-without-readers",
+        "journal-plain-values",
         "sdk-apart",
         "no-cycles",
         "layers",
@@ -87,6 +89,23 @@ def test_the_adapter_stays_below_the_front_ends() -> None:
     assert rule["source_modules"] == ["browser_adapters"]
     forbidden = {"northstar.journal", "northstar.run", "northstar.cases", "northstar.cli"}
     assert forbidden <= set(rule["forbidden_modules"])
+
+
+def test_the_adapter_never_imports_the_engine_or_the_recorded_cases() -> None:
+    rule = contracts()["adapter-below-front-ends"]
+    assert {"northstar.run", "northstar.cases"} <= set(rule["forbidden_modules"])
+
+
+def test_the_run_engine_never_imports_the_readers() -> None:
+    rule = contracts()["run-without-readers"]
+    assert rule["source_modules"] == ["northstar.run"]
+    assert "northstar.readers" in rule["forbidden_modules"]
+
+
+def test_the_journal_keeps_plain_values() -> None:
+    rule = contracts()["journal-plain-values"]
+    assert rule["source_modules"] == ["northstar.journal"]
+    assert {"northstar.recipe", "northstar.plan"} <= set(rule["forbidden_modules"])
 
 
 def test_no_cycles_between_siblings() -> None:

@@ -12,6 +12,7 @@ import sys
 
 from northstar.journal import Journal
 from northstar.results import Evidence, StepResult, StepStatus
+from northstar.run.recorder import JournalRecorder
 from tests.journal.helpers import create_run, make_plan
 
 
@@ -20,7 +21,7 @@ def main(path: str) -> None:
     run_id, _ = create_run(journal, total=3)
     plan = make_plan()
     journal.start_iteration(run_id, 1, params_fingerprint=plan.params_fingerprint)
-    recorder = journal.recorder(run_id)
+    recorder = JournalRecorder(journal, run_id)
     for step in plan.steps[:2]:
         recorder.step_started(plan, step)
         evidence = (Evidence("action", step.tab, step.kind, True),)

@@ -23,6 +23,7 @@ from northstar.monitor.observation import Observation
 from northstar.plan.model import BoundStep, BoundTab, Plan
 from northstar.recipe.model import Check
 from northstar.results import Evidence, IterationState, StepResult, StepStatus
+from northstar.run.recorder import JournalRecorder
 from northstar.run.runner import IterationRecorder, ProgramRunner
 
 from .helpers import SECRET, create_run, make_plan
@@ -94,14 +95,14 @@ def run_id(journal: Journal, plan: Plan) -> str:
 
 
 def test_the_recorder_is_an_iteration_recorder(journal: Journal, run_id: str) -> None:
-    recorder: IterationRecorder = journal.recorder(run_id)
+    recorder: IterationRecorder = JournalRecorder(journal, run_id)
     assert recorder is not None
 
 
 async def test_a_verified_iteration_through_the_real_runner(
     journal: Journal, run_id: str, plan: Plan
 ) -> None:
-    runner = ProgramRunner(FakeHost(FakeSession()), recorder=journal.recorder(run_id))
+    runner = ProgramRunner(FakeHost(FakeSession()), recorder=JournalRecorder(journal, run_id))
     result = await runner.run_iteration(plan)
     journal.finish_iteration(run_id, result, secrets=plan.secrets)
 
@@ -125,7 +126,9 @@ async def test_a_failure_after_dispatch_leaves_the_submission_unknown(
     journal: Journal, run_id: str, plan: Plan
 ) -> None:
     host = FakeHost(FakeSession(fail_check_of="Published"))
-    result = await ProgramRunner(host, recorder=journal.recorder(run_id)).run_iteration(plan)
+    result = await ProgramRunner(host, recorder=JournalRecorder(journal, run_id)).run_iteration(
+        plan
+    )
     journal.finish_iteration(run_id, result, secrets=plan.secrets)
 
     assert result.state is IterationState.UNKNOWN
@@ -147,7 +150,7 @@ def test_the_in_flight_record_is_committed_with_synchronous_full(
         return
     statements: list[str] = []
     journal._db.conn.set_trace_callback(statements.append)
-    journal.recorder(run_id).submit_in_flight(plan, plan.step("publish"))
+    JournalRecorder(journal, run_id).submit_in_flight(plan, plan.step("publish"))
     journal._db.conn.set_trace_callback(None)
 
     sync_full = statements.index("PRAGMA synchronous = FULL")
@@ -171,7 +174,7 @@ def the_in_flight_record_is_committed_with_synchronous_commit_on(
         return execute(sql, parameters)
 
     conn.execute = traced  # type: ignore[method-assign]
-    journal.recorder(run_id).submit_in_flight(plan, plan.step("publish"))
+    JournalRecorder(journal, run_id).submit_in_flight(plan, plan.step("publish"))
     del conn.execute
     sync_on = statements.index("SET LOCAL synchronous_commit = on")
     insert = next(i for i, s in enumerate(statements) if s.startswith("INSERT INTO submissions"))
@@ -182,7 +185,7 @@ def the_in_flight_record_is_committed_with_synchronous_commit_on(
 def test_every_step_record_is_committed_when_the_call_returns(
     journal: Journal, run_id: str, plan: Plan
 ) -> None:
-    recorder = journal.recorder(run_id)
+    recorder = JournalRecorder(journal, run_id)
     recorder.step_started(plan, plan.steps[0])
     assert not journal._db.conn.in_transaction
     recorder.step_finished(plan, StepResult("open-form", "admin", "goto", StepStatus.PASSED))
@@ -192,7 +195,7 @@ def test_every_step_record_is_committed_when_the_call_returns(
 def test_a_recorded_submission_is_never_dispatched_again(
     journal: Journal, run_id: str, plan: Plan
 ) -> None:
-    recorder = journal.recorder(run_id)
+    recorder = JournalRecorder(journal, run_id)
     publish = plan.step("publish")
     recorder.submit_in_flight(plan, publish)
     with pytest.raises(OutcomeUnknown, match="already recorded as in_flight"):
@@ -206,13 +209,13 @@ def test_a_recorded_submission_is_never_dispatched_again(
 
 def test_dispatch_needs_an_in_flight_record(journal: Journal, run_id: str, plan: Plan) -> None:
     with pytest.raises(JournalError, match="not in flight"):
-        journal.recorder(run_id).submit_dispatched(plan, plan.step("publish"))
+        JournalRecorder(journal, run_id).submit_dispatched(plan, plan.step("publish"))
 
 
 def test_a_reconciled_submission_state_can_be_recorded(
     journal: Journal, run_id: str, plan: Plan
 ) -> None:
-    journal.recorder(run_id).submit_in_flight(plan, plan.step("publish"))
+    JournalRecorder(journal, run_id).submit_in_flight(plan, plan.step("publish"))
     journal.set_submission_state(run_id, 1, "publish", SubmissionState.FAILED)
     submission = journal.submission(run_id, 1, "publish")
     assert submission is not None
@@ -233,7 +236,7 @@ def test_secret_values_are_scrubbed_from_evidence_and_errors(
         evidence=(Evidence("value", "admin", SECRET, False, f"got {SECRET}!"),),
         error={"code": "ACTION_FAILED", "message": f"cannot type {SECRET}", "nested": [SECRET]},
     )
-    journal.recorder(run_id).step_finished(plan, leaked)
+    JournalRecorder(journal, run_id).step_finished(plan, leaked)
     [(evidence, error)] = journal._db.conn.execute(
         "SELECT evidence_json, error_json FROM step_events"
     ).fetchall()
@@ -252,7 +255,7 @@ def test_a_step_cannot_be_reported_finished_while_running(
     with pytest.raises(
         JournalError, match="step 'open-form': reported as finished while still 'running'"
     ):
-        journal.recorder(run_id).step_finished(plan, running)
+        JournalRecorder(journal, run_id).step_finished(plan, running)
 
 
 def test_step_events_name_every_transition() -> None:
@@ -269,7 +272,7 @@ def test_step_events_name_every_transition() -> None:
 def test_a_verified_key_returns_the_recorded_result_and_dispatches_nothing(
     journal: Journal, run_id: str, plan: Plan
 ) -> None:
-    recorder = journal.recorder(run_id)
+    recorder = JournalRecorder(journal, run_id)
     publish = plan.step("publish")
     assert recorder.submit_in_flight(plan, publish) is True
     journal.set_submission_state(run_id, 1, "publish", SubmissionState.VERIFIED)
@@ -283,7 +286,7 @@ def test_a_verified_key_returns_the_recorded_result_and_dispatches_nothing(
 def test_a_key_proven_absent_may_be_dispatched_again_under_the_same_key(
     journal: Journal, run_id: str, plan: Plan
 ) -> None:
-    recorder = journal.recorder(run_id)
+    recorder = JournalRecorder(journal, run_id)
     publish = plan.step("publish")
     recorder.submit_in_flight(plan, publish)
     journal.set_submission_state(run_id, 1, "publish", SubmissionState.FAILED)

@@ -19,6 +19,7 @@ from northstar.plan.model import Plan
 from northstar.readers import follow_run
 from northstar.readers.changes import change_lines
 from northstar.results import Evidence, IterationResult, IterationState, StepResult, StepStatus
+from northstar.run.recorder import JournalRecorder
 from tests.journal.helpers import StepClock, create_run, make_plan
 
 
@@ -48,7 +49,7 @@ def _failed(plan: Plan, index: int) -> StepResult:
 def _writer(journal: Journal, run_id: str) -> list[Callable[[], None]]:
     """One journal write per poll: two iterations, the second failing at its last step."""
     first, second = make_plan(1), make_plan(2)
-    recorder = journal.recorder(run_id)
+    recorder = JournalRecorder(journal, run_id)
     failure = IterationResult(
         2,
         IterationState.FAILED,

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from northstar.journal.fixes import line_counts, unified_diff
 from northstar.monitor.observation import Node, Observation
 from northstar.recipe.model import Check, Target
 from northstar.run.diagnosis import build_diagnosis, candidates, diagnosed_target
+from northstar.run.fixes import line_counts, unified_diff
 
 SEND = Target(role="button", name="Send")
 

@@ -27,6 +27,7 @@ from northstar.run.reconcile import (
     decide_submission,
     iteration_verdict,
 )
+from northstar.run.recorder import JournalRecorder
 from tests.conftest import make_plan
 
 SENT = datetime(2026, 5, 1, 12, 0, 0, tzinfo=UTC)
@@ -227,7 +228,7 @@ def test_the_journal_keeps_when_a_submission_was_sent_and_where_it_landed(tmp_pa
             options={},
         )
         journal.start_iteration(run_id, 1, params_fingerprint=plan.params_fingerprint)
-        recorder = journal.recorder(run_id)
+        recorder = JournalRecorder(journal, run_id)
         recorder.submit_in_flight(plan, publish)
         clock[0] = SENT + timedelta(seconds=2)
         recorder.submit_dispatched(plan, publish)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from northstar.errors import FixOutdated, UsageInvalid
-from northstar.journal._diagnoses import FixProposal
+from northstar.journal import FixProposal
 from northstar.journal.store import Journal
 from northstar.plan.compiler import prepare
 from northstar.recipe.loader import parse_recipe_positions

@@ -1,10 +1,14 @@
-"""One open agent session: the flow of its calls, in the order the journal must see them.
+"""``SessionCore``: the shared core of a session that acts through the host.
 
-``AgentSession`` holds the session's browser context, run, monitor and what each tab
-showed, and runs one call at a time (``AgentHost`` takes its lock and checks the
-credential first). An action is journaled as the runner journals a step: started, for a
-submission in flight (durably) right before it is sent and dispatched right after, then
-passed or failed. The monitor sees every action, observation and check.
+An agent's session (``northstar.agent.host``) and a program's iteration
+(``northstar.programs``) both hold one. It keeps the session's run, browser context,
+monitor and what each tab showed, and does one call at a time (the caller holds ``lock``
+and checks the credential first). Every action and check goes through the host's one
+dispatch routine (``northstar.run.dispatch``): journaled started, for a submission in
+flight (durably) right before it is sent and dispatched right after, its expectations,
+then passed or failed; the monitor sees every action, observation and check. Whether a
+submission may be sent at all is the journal's one rule
+(``northstar.journal.submissions``), asked before anything on the page is looked up.
 """
 
 from __future__ import annotations
@@ -12,10 +16,8 @@ from __future__ import annotations
 import asyncio
 import json
 import secrets
-import time
-from contextlib import AsyncExitStack
-from dataclasses import dataclass, field, replace
-from typing import Any
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import replace
 
 import structlog
 
@@ -31,50 +33,61 @@ from northstar.agent.recipe_draft import ExecutedAction, HeldCheck, record_actio
 from northstar.agent.references import TabView, resolve, shows_whole_page
 from northstar.agent.rendering import render_changes, render_page
 from northstar.agent.settings import AgentSettings
-from northstar.agent.submissions import SubmissionVerdict, submission_verdict
 from northstar.browser import BrowserSession
 from northstar.errors import ExpectationFailed, NorthstarError, OutcomeUnknown, TabClosed
-from northstar.journal import Journal
-from northstar.journal.recorder import JournalRecorder
+from northstar.journal import Journal, SubmissionVerdict, submission_verdict
 from northstar.monitor.behavior import BehaviorMonitor
 from northstar.monitor.fingerprints import ActionRecord, describe_node, describe_recipe_target
 from northstar.monitor.observation import Node
 from northstar.monitor.screen_change import ScreenChangeSettings, screen_change
 from northstar.plan.model import BoundStep, Plan
 from northstar.recipe.model import Check, RetryPolicy, Step
-from northstar.results import Evidence, StepResult, StepStatus
+from northstar.results import Evidence
+from northstar.run.dispatch import IterationRecorder, StepDispatch, acted_on, recorded_evidence
+from northstar.run.failpoints import Failpoint, no_failpoint
+from northstar.run.recorder import JournalRecorder
 
-__all__ = ["ITERATION", "AgentSession"]
+__all__ = ["ITERATION", "SessionCore"]
 
 log = structlog.get_logger("northstar.agent")
 
-ITERATION = 1  # a session is one iteration of its run
-_NOT_RESENT = "recorded result; not re-sent"
+ITERATION = 1  # an agent's session is one iteration of its run
 
 
-@dataclass(eq=False)
-class AgentSession:
-    """One open session: its run, browser context, monitor and what each tab showed."""
+class SessionCore:
+    """One open session: its run, browser context, monitor and what each tab showed.
 
-    session_id: str
-    plan: Plan
-    browser: BrowserSession
-    stack: AsyncExitStack  # closes the browser context
-    journal: Journal
-    settings: AgentSettings
-    views: dict[str, TabView]
-    monitor: BehaviorMonitor = field(default_factory=BehaviorMonitor)
-    secret: bytes = field(default_factory=lambda: secrets.token_bytes(32))
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    # A submission's step and first answer, by its journal step id.
-    answers: dict[str, tuple[BoundStep, ActAnswer]] = field(default_factory=dict)
-    steps: int = 0
-    # What succeeded, in order, for save_recipe; a sensitive field's value is never kept.
-    history: list[ExecutedAction | HeldCheck] = field(default_factory=list)
+    ``recorder`` is where its steps are journaled (the journal's, unless the holder keeps
+    a copy too); ``failpoint`` pauses a submission where the kill trials stop a worker.
+    """
 
-    @property
-    def recorder(self) -> JournalRecorder:
-        return self.journal.recorder(self.session_id)
+    def __init__(
+        self,
+        session_id: str,
+        plan: Plan,
+        browser: BrowserSession,
+        journal: Journal,
+        settings: AgentSettings,
+        *,
+        recorder: IterationRecorder | None = None,
+        secret: bytes | None = None,
+        failpoint: Failpoint = no_failpoint,
+    ) -> None:
+        self.session_id, self.plan, self.browser = session_id, plan, browser
+        self.journal, self.settings = journal, settings
+        self.recorder = recorder or JournalRecorder(journal, session_id)
+        self.secret = secret or secrets.token_bytes(32)  # keys the input fingerprints
+        self.failpoint = failpoint
+        self.views = {role: TabView(role) for role in plan.tabs}
+        self.monitor = BehaviorMonitor()
+        self.lock = asyncio.Lock()
+        # A submission's step and first answer, by its journal step id.
+        self.answers: dict[str, tuple[BoundStep, ActAnswer]] = {}
+        # Why a submission sent but not verified has no result, by its step id.
+        self.unverified: dict[str, str] = {}
+        # What succeeded, in order, for save_recipe; a sensitive field's value is never kept.
+        self.history: list[ExecutedAction | HeldCheck] = []
+        self.steps = 0
 
     def next_index(self) -> int:
         self.steps += 1
@@ -126,8 +139,27 @@ class AgentSession:
 
     # Acting
 
-    async def act(self, request: ActRequest, timeout_ms: int) -> ActAnswer:
-        """Do the action (once, for a submission), then observe its tab."""
+    def submission_verdict(self, step_id: str, fingerprint: str) -> SubmissionVerdict:
+        """The journal's one rule for this session's submission; a refusal raises."""
+        record = self.journal.submission(self.session_id, self.plan.iteration, step_id)
+        return submission_verdict(
+            record,
+            fingerprint,
+            name=step_id,
+            unknown_fix="Observe the tab to see whether it took effect; submit under a new key "
+            "if not.",
+            conflict_fix="Use a new key for a different submission.",
+            run_id=self.session_id,
+            step=step_id,
+        )
+
+    async def act(
+        self, request: ActRequest, timeout_ms: int, *, expect: Sequence[Check] = ()
+    ) -> ActAnswer:
+        """Do the action (once, for a submission), then observe its tab.
+
+        ``expect``: a submission's own expectations, checked as part of its step.
+        """
         view = self.view(request.tab)
         element = view.label(request.ref) if request.ref is not None else None
         step_id = f"act.{self.steps + 1:04d}"
@@ -135,28 +167,31 @@ class AgentSession:
         if request.submit:
             step_id = submission_step_id(self.secret, request)
             fingerprint = input_fingerprint(self.secret, request, element)
-            recorded = self._recorded(step_id, fingerprint)
+            recorded = await self._recorded(step_id, fingerprint)
             if recorded is not None:
                 return recorded
         node = resolve(view, request.ref)[1] if request.ref is not None else None
         target = request.target if node is None else element_target(node.role, node.name)
         step = build_step(
-            request, target, step_id=step_id, index=self.next_index(), timeout_ms=timeout_ms
+            request,
+            target,
+            step_id=step_id,
+            index=self.next_index(),
+            timeout_ms=timeout_ms,
+            expect=expect if request.submit else (),
         )
         step = replace(step, input_fingerprint=fingerprint)
         before = view.latest
-        evidence = await self._dispatch(request, step, node)
-        answer = await self._answer(request, step, node)
+        dispatch, evidence = await self._dispatch(request, step, node)
+        answer = await self._answer(request, step, node, dispatched=not dispatch.recorded)
         if request.submit:
             self.answers[step.id] = (step, answer)
-        acted_on = next((e.found for e in evidence if e.kind == "acted_on"), "")
-        self.history.append(record_action(request, node, before, view.latest, acted_on))
+        self.history.append(record_action(request, node, before, view.latest, acted_on(evidence)))
         return answer
 
-    def _recorded(self, step_id: str, fingerprint: str) -> ActAnswer | None:
+    async def _recorded(self, step_id: str, fingerprint: str) -> ActAnswer | None:
         """The answer of a submission already done under this key, or ``None`` to send it."""
-        record = self.journal.submission(self.session_id, self.plan.iteration, step_id)
-        if submission_verdict(record, fingerprint) is SubmissionVerdict.SEND:
+        if self.submission_verdict(step_id, fingerprint).sends:
             return None
         earlier = self.answers.get(step_id)
         if earlier is None:  # done under this key, but not by a call of this process
@@ -165,46 +200,45 @@ class AgentSession:
                 fix="Observe the tab to see its effect; use a new key to submit again.",
             )
         step, answer = earlier
-        self.recorder.step_started(self.plan, step)
-        shown = Evidence("submission", step.tab, f"{step.id} submitted once", True, _NOT_RESENT)
-        self._finish(step, time.monotonic(), evidence=(shown,))
+        dispatch = StepDispatch(self.recorder, self.plan, step)
+        dispatch.start()
+        await dispatch.passed((recorded_evidence(step),))
         log.info("agent_submission_not_resent", session=self.session_id, step=step_id)
         return answer.model_copy(update={"dispatched": False})
 
     async def _dispatch(
         self, request: ActRequest, step: BoundStep, node: Node | None
-    ) -> tuple[Evidence, ...]:
-        """Perform the step, journaled as the runner journals it; the monitor sees it."""
-        recorder = self.recorder
-        sent = False
-
-        def before_dispatch() -> None:
-            nonlocal sent
-            if step.is_submit and not recorder.submit_in_flight(self.plan, step):
-                raise OutcomeUnknown(f"submission {step.id} changed state while it was sent")
-            sent = True
-
-        recorder.step_started(self.plan, step)
-        started = time.monotonic()
+    ) -> tuple[StepDispatch, tuple[Evidence, ...]]:
+        """The step through the host's dispatch routine; the monitor sees it."""
+        feed = _ActionFeed(self, request, node)
+        dispatch = StepDispatch(self.recorder, self.plan, step, failpoint=self.failpoint, feed=feed)
+        dispatch.start()
         try:
-            evidence = await self._perform(request, step, before_dispatch)
-        except NorthstarError as exc:
-            exc.with_context(step=step.id, tab=step.tab)
-            self._finish(step, started, error=exc)
-            self.monitor.record_action(self._action_record(request, node, executed=sent))
-            if sent:
+            evidence = await dispatch.act(
+                lambda before: self._perform(request, step, before), self._checker(step)
+            )
+        except Exception as exc:
+            failure = await dispatch.failed(exc)
+            if dispatch.acted:
                 await self._look_again(step.tab)
-            if sent and step.is_submit:
-                raise _after_dispatch(exc, step) from exc
-            raise
-        if step.is_submit:
-            recorder.submit_dispatched(self.plan, step)
-        self._finish(step, started, evidence=evidence)
-        self.monitor.record_action(self._action_record(request, node, executed=True))
-        return evidence
+            if failure.unknown and dispatch.failed_check is not None:
+                held = dispatch.failed_check.describe()
+                self.unverified[step.id] = f"expectation did not hold: {held}"
+            if failure.error is exc:
+                raise
+            raise failure.error from exc
+        await dispatch.passed(evidence)
+        return dispatch, evidence
+
+    def _checker(self, step: BoundStep) -> Callable[[Check], Awaitable[Evidence]]:
+        def check(expected: Check) -> Awaitable[Evidence]:
+            tab = expected.tab or step.tab
+            return self.browser.check(expected, tab=tab, timeout_ms=step.timeout_ms)
+
+        return check
 
     async def _perform(
-        self, request: ActRequest, step: BoundStep, before: Any
+        self, request: ActRequest, step: BoundStep, before: Callable[[], None]
     ) -> tuple[Evidence, ...]:
         if request.ref is None:
             return await self.browser.perform(step, before_dispatch=before)
@@ -213,21 +247,7 @@ class AgentSession:
         reference = latest.reference(request.ref)
         return await self.browser.perform_on_reference(step, reference, before_dispatch=before)
 
-    def _finish(
-        self,
-        step: BoundStep,
-        started: float,
-        *,
-        evidence: tuple[Evidence, ...] = (),
-        error: NorthstarError | None = None,
-    ) -> None:
-        status = StepStatus.FAILED if error is not None else StepStatus.PASSED
-        elapsed = round((time.monotonic() - started) * 1000, 3)
-        failure = None if error is None else error.to_dict()
-        result = StepResult(step.id, step.tab, step.kind, status, elapsed, evidence, failure)
-        self.recorder.step_finished(self.plan, result)
-
-    def _action_record(
+    def action_record(
         self, request: ActRequest, node: Node | None, *, executed: bool
     ) -> ActionRecord:
         """The monitor's view: the element by role and name, typed text only as a digest."""
@@ -244,13 +264,15 @@ class AgentSession:
             executed=executed,
         )
 
-    async def _answer(self, request: ActRequest, step: BoundStep, node: Node | None) -> ActAnswer:
+    async def _answer(
+        self, request: ActRequest, step: BoundStep, node: Node | None, *, dispatched: bool
+    ) -> ActAnswer:
         page = await self.look(request.tab, full=False)
         return ActAnswer(
             tab=request.tab,
             action=request.action,
             did=_did(request, node),
-            dispatched=True,
+            dispatched=dispatched,
             submission_key=step.id if step.is_submit else None,
             page=page,
             signal=page.signal,
@@ -268,15 +290,15 @@ class AgentSession:
             timeout_ms=timeout_ms,
             retry=RetryPolicy(attempts=1),
         )
-        self.recorder.step_started(self.plan, step)
-        started = time.monotonic()
+        dispatch = StepDispatch(self.recorder, self.plan, step)
+        dispatch.start()
         try:
-            evidence = await self.browser.check(check, tab=check.tab or tab, timeout_ms=timeout_ms)
+            evidence = await self._checker(step)(check)
         except ExpectationFailed as failed:
-            self._finish(step, started, error=failed)
+            await dispatch.failed(failed)
             held, found = False, failed.message
         else:
-            self._finish(step, started, evidence=(evidence,))
+            await dispatch.passed((evidence,))
             held, found = True, evidence.found
             self.history.append(HeldCheck(tab, check))
         self.monitor.record_action(ActionRecord.create("verify_outcome", tab=tab, executed=True))
@@ -284,14 +306,15 @@ class AgentSession:
         return CheckAnswer(tab=tab, check=check.describe(), held=held, found=found, signal=signal)
 
 
-def _after_dispatch(error: NorthstarError, step: BoundStep) -> OutcomeUnknown:
-    """A submission that failed after it was sent: its outcome is unknown, as in a run."""
-    return OutcomeUnknown(
-        f"submission {step.id} was sent but did not complete ({error.code}: {error.message}); "
-        "it will not be sent again under this key",
-        step=step.id,
-        tab=step.tab,
-    )
+class _ActionFeed:
+    """An action of the session, fed to its monitor as it was done (or tried)."""
+
+    def __init__(self, session: SessionCore, request: ActRequest, node: Node | None) -> None:
+        self._session, self._request, self._node = session, request, node
+
+    async def acted(self, step: BoundStep, *, executed: bool, passed: bool) -> None:
+        record = self._session.action_record(self._request, self._node, executed=executed)
+        self._session.monitor.record_action(record)
 
 
 def _did(request: ActRequest, node: Node | None) -> str:
