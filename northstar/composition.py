@@ -39,6 +39,7 @@ __all__ = [
     "resolve_credential",
     "resume",
     "run_on_page",
+    "run_once",
     "run_options",
     "run_recipe",
 ]
@@ -109,13 +110,24 @@ async def run_on_page(
     """
     from browser_adapters.page_host import PageHost
 
+    async with PageHost(page) as host:
+        return await run_once(host, recipe_path, params, base_url=base_url)
+
+
+async def run_once(
+    host: BrowserHost,
+    recipe_path: str | Path,
+    params: Mapping[str, Any],
+    *,
+    base_url: str | None = None,
+) -> tuple[CompiledRecipe, IterationResult]:
+    """One iteration of a recipe on an open host, with no journal (a check inside a test)."""
     compiled = load_compiled(recipe_path)
     values = coerce_params(compiled.recipe.params, params, recipe_dir=Path(recipe_path).parent)
     plan = bind(compiled, values, base_url=base_url)
     token = secret_values.set(plan.secrets)
     try:
-        async with PageHost(page) as host:
-            return compiled, await ProgramRunner(host).run_iteration(plan)
+        return compiled, await ProgramRunner(host).run_iteration(plan)
     finally:
         secret_values.reset(token)
 
