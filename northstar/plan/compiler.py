@@ -106,9 +106,9 @@ def _check_base_url(base_url: str | None, required: bool) -> None:
         parts: SplitResult | None = urlsplit(base_url)
     except ValueError:
         parts = None
-    if parts is None or not parts.scheme or not parts.netloc:
+    if parts is None or parts.scheme.lower() not in ("http", "https") or not parts.netloc:
         raise ParamInvalid(
-            f"the base URL {base_url!r} is not an absolute URL",
+            f"the base URL {base_url!r} is not an http:// or https:// URL with a host",
             fix="Pass --base-url with a scheme and host, for example http://127.0.0.1:8000.",
         )
 
