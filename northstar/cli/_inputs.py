@@ -10,12 +10,12 @@ from typing import Any, TypeVar
 
 import click
 
-from northstar.cli._options import remote_browser_options
+from northstar.cli._options import configured_option, remote_browser_options
 from northstar.cli._secrets import exposed_params_file, missing_secrets
 from northstar.composition import load_compiled
 from northstar.errors import UsageInvalid
-from northstar.plan.compiler import CompiledRecipe, bind
-from northstar.recipe.inputs import read_params_source, validate_rows
+from northstar.plan.compiler import CompiledRecipe, bind, with_default_timeout
+from northstar.recipe.inputs import Columns, read_params_source, select_columns, validate_rows
 from northstar.recipe.model import Param
 from northstar.recipe.params import coerce_params
 from northstar.run.execution import RunRequest
@@ -27,7 +27,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def input_options(command: F) -> F:
-    """``-p``, ``--params-file`` and ``--base-url``: the inputs of a run's iterations."""
+    """``-p``, ``--params-file`` (and what its columns are), ``--base-url`` and
+    ``--timeout``: the inputs of a run's iterations."""
     for option in reversed(
         [
             click.option(
@@ -43,8 +44,26 @@ def input_options(command: F) -> F:
                 type=click.Path(),  # the reader refuses a directory, FIFO or device, coded
                 help="A .json object (constant), or .csv / .jsonl / .json list (one row each).",
             ),
+            configured_option("--base-url", setting="base_url"),
+            configured_option("--timeout", setting="timeout", metavar="MS"),
             click.option(
-                "--base-url", envvar="NORTHSTAR_BASE_URL", help="Value of {{ base_url }}."
+                "--column",
+                "columns",
+                multiple=True,
+                metavar="PARAM=COLUMN",
+                help="The params file's COLUMN holds parameter PARAM (repeatable).",
+            ),
+            click.option(
+                "--ignore-column",
+                "ignore_columns",
+                multiple=True,
+                metavar="NAME",
+                help="Leave the params file's column NAME out (repeatable).",
+            ),
+            click.option(
+                "--ignore-extra-columns",
+                is_flag=True,
+                help="Leave out every column of the params file that is not a parameter.",
             ),
         ]
     ):
@@ -64,7 +83,7 @@ def browser_options(command: F) -> F:
                 default=0,
                 help="Delay per action (ms).",
             ),
-            click.option("--browser", envvar="NORTHSTAR_BROWSER", help="Chromium to launch."),
+            configured_option("--browser", setting="browser"),
             click.option(
                 "--profile",
                 type=click.Path(dir_okay=False),
@@ -109,10 +128,17 @@ def build_request(
     ``load`` reads the file (a program's declaration is loaded by ``northstar.programs``).
     """
     recipe = Path(options["recipe"])
-    compiled = load(recipe)
+    compiled = with_default_timeout(load(recipe), options.get("timeout"))
     source = read_params_source(options["params_file"]) if options.get("params_file") else None
     constant = {**(source.constant if source else {}), **parse_param_pairs(options["params"])}
     specs = compiled.recipe.params
+    if source is not None and source.rows is not None:
+        columns = Columns.from_options(
+            options.get("columns", ()),
+            options.get("ignore_columns", ()),
+            bool(options.get("ignore_extra_columns")),
+        )
+        source.rows = select_columns(source.rows, specs, columns, options["params_file"])
     if source is not None:
         _warn_exposed(options["params_file"], specs, [source.constant, *(source.rows or [])])
     constant |= missing_secrets(
