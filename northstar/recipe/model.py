@@ -10,7 +10,7 @@ rule a validator checks across fields ("exactly one step kind", "`name` goes wit
 is written beside it as the schema fragment that says the same (``json_schema_extra``),
 from the same constants, and validation is strict (no "2" for 2, no "yes" for true), so
 a document the schema accepts is one these models accept, and the other way round
-(``tests/recipe/test_schema_agreement.py`` feeds both thousands of documents).
+(``tests/recipe/test_schema_agreement.py`` feeds both 4000 documents).
 """
 
 from __future__ import annotations
