@@ -8,7 +8,7 @@ module (and the CLI that calls it) is where ``browser_adapters`` is imported, la
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CREDENTIAL_ENV",
     "BrowserSettings",
+    "element_roles",
     "load_compiled",
     "open_host",
     "reconcile",
@@ -39,6 +40,7 @@ __all__ = [
     "resolve_credential",
     "resume",
     "run_on_page",
+    "run_once",
     "run_options",
     "run_recipe",
 ]
@@ -109,15 +111,39 @@ async def run_on_page(
     """
     from browser_adapters.page_host import PageHost
 
+    async with PageHost(page) as host:
+        return await run_once(host, recipe_path, params, base_url=base_url)
+
+
+async def run_once(
+    host: BrowserHost,
+    recipe_path: str | Path,
+    params: Mapping[str, Any],
+    *,
+    base_url: str | None = None,
+) -> tuple[CompiledRecipe, IterationResult]:
+    """One iteration of a recipe on an open host, with no journal (a check inside a test)."""
     compiled = load_compiled(recipe_path)
     values = coerce_params(compiled.recipe.params, params, recipe_dir=Path(recipe_path).parent)
     plan = bind(compiled, values, base_url=base_url)
     token = secret_values.set(plan.secrets)
     try:
-        async with PageHost(page) as host:
-            return compiled, await ProgramRunner(host).run_iteration(plan)
+        return compiled, await ProgramRunner(host).run_iteration(plan)
     finally:
         secret_values.reset(token)
+
+
+async def element_roles(
+    url: str, selectors: Sequence[str], settings: BrowserSettings
+) -> dict[str, tuple[str, str]]:
+    """The ARIA role and name of the one element each CSS selector matches at ``url``
+    (``northstar lint --live``); selectors matching none, several or no nameable element
+    are left out."""
+    from browser_adapters import PlaywrightHost
+    from browser_adapters.accessibility import roles_by_css
+
+    async with PlaywrightHost(settings) as host:
+        return await roles_by_css(host.browser, url, selectors)
 
 
 CREDENTIAL_ENV = "NORTHSTAR_RUN_CREDENTIAL"

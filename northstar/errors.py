@@ -11,6 +11,7 @@ The CLI prints ``code``, message and fix on one line each and never a traceback.
     │   ├── ParamMissing                  PARAM_MISSING
     │   ├── ParamInvalid                  PARAM_INVALID
     │   ├── RepeatOptionsInvalid          REPEAT_OPTIONS_INVALID
+    │   ├── ConfigInvalid                 CONFIG_INVALID
     │   └── UsageInvalid                  USAGE_INVALID
     │       └── EventLoopRunning          EVENT_LOOP_RUNNING
     ├── BindingError                      the run's binding no longer holds
@@ -58,6 +59,7 @@ __all__ = [
     "BrowserError",
     "BrowserNotFound",
     "BrowserUnreachable",
+    "ConfigInvalid",
     "CredentialsInvalid",
     "DefinitionChanged",
     "DisplayMissing",
@@ -161,6 +163,13 @@ class ParamInvalid(InputError):
 class RepeatOptionsInvalid(InputError):
     code = "REPEAT_OPTIONS_INVALID"
     default_fix = "Pass whole numbers within the bounds named in the message."
+
+
+class ConfigInvalid(InputError):
+    """The project file or a setting's environment variable holds something unusable."""
+
+    code = "CONFIG_INVALID"
+    default_fix = "Correct the setting named in the message (see docs: configuration)."
 
 
 class UsageInvalid(InputError):

@@ -147,8 +147,11 @@ def act_request(tab: str, action: str, **options: Unpack[ActOptions]) -> ActRequ
 
 
 def element_target(role: str, name: str) -> Target:
-    """A target that describes an element seen in an observation (for messages only)."""
-    return Target(role=role, name=name or None, exact=True)
+    """A target that describes an element seen in an observation (for messages only).
+
+    Not validated: an observation may name roles a recipe cannot use (``iframe``).
+    """
+    return Target.model_construct(role=role, name=name or None, exact=True)
 
 
 def _body(request: ActRequest, target: Target | None) -> dict[str, Any]:

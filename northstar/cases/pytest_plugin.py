@@ -22,7 +22,6 @@ installed plugin at start-up, so the work happens only when a case runs.
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import shutil
 from collections.abc import Iterator
@@ -34,7 +33,7 @@ import pytest
 from northstar.browser.settings import BrowserSettings
 from northstar.cases.manifest import is_case_file
 from northstar.cases.recipe_fixture import northstar_recipe
-from northstar.cases.shared_browser import SharedBrowser
+from northstar.cases.shared_browser import fixture_or, launch_settings, session_browser
 
 if TYPE_CHECKING:
     from northstar.cases.results import CaseReplay
@@ -165,8 +164,8 @@ def _replay(request: pytest.FixtureRequest) -> None:
     artifacts = _artifacts_dir(request)
     shutil.rmtree(artifacts, ignore_errors=True)  # a trace of an earlier run misleads
     browser = BrowserSettings(debug=DebugSettings(trace=option("--tracing")))
-    replay = _shared_browser(item.config).run(
-        lambda: _launch_settings(request),
+    replay = session_browser(item.config).run(
+        lambda: launch_settings(request),
         lambda host: replay_case(
             item.case_dir,
             artifacts=artifacts,
@@ -180,46 +179,13 @@ def _replay(request: pytest.FixtureRequest) -> None:
         raise CaseFailed(replay)
 
 
-def _fixture_or(request: pytest.FixtureRequest, name: str, default: Any) -> Any:
-    """A fixture's value, or ``default`` where no plugin or conftest defines it."""
-    try:
-        return request.getfixturevalue(name)
-    except pytest.FixtureLookupError:
-        return default
-
-
 def _artifacts_dir(request: pytest.FixtureRequest) -> Path:
     """pytest-playwright's ``output_path`` (``--output``/<test id>/), or the same by hand."""
-    given = _fixture_or(request, "output_path", None)
+    given = fixture_or(request, "output_path", None)
     if given is not None:
         return Path(given).resolve()
     slug = re.sub(r"[^A-Za-z0-9]+", "-", request.node.nodeid).strip("-")
     return Path(str(request.config.getoption("--output"))).resolve() / slug
-
-
-def _launch_settings(request: pytest.FixtureRequest) -> BrowserSettings:
-    """The session browser's launch: the options, then ``browser_type_launch_args`` winning."""
-    option = request.config.getoption
-    channel = option("--browser-channel")
-    given = _fixture_or(request, "browser_type_launch_args", None)
-    if given is None:  # pytest-playwright is not active: its options are ours
-        given = {"channel": channel} if channel else {}
-    return BrowserSettings(
-        executable=os.environ.get("NORTHSTAR_BROWSER") or None,
-        headless=not option("--headed") and given.get("headless", True),
-        slow_mo_ms=option("--slowmo") or 0,
-        launch_options=dict(given),
-    )
-
-
-_SHARED = pytest.StashKey[SharedBrowser]()
-
-
-def _shared_browser(config: pytest.Config) -> SharedBrowser:
-    if _SHARED not in config.stash:
-        shared = config.stash[_SHARED] = SharedBrowser()
-        config.add_cleanup(shared.close)
-    return config.stash[_SHARED]
 
 
 def _quiet_logs() -> None:

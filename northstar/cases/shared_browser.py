@@ -5,21 +5,28 @@ Playwright's sync API (pytest-playwright's ``page``) leaves its loop running in 
 thread after the first test that uses it, and ``asyncio.Runner.run()`` refuses to start
 inside a running loop. A loop in another thread is indifferent to what the main thread
 does, so cases run before, between and after sync and asyncio Playwright tests alike.
+
+``session_browser`` is the session's one ``SharedBrowser`` (kept in pytest's stash), and
+``launch_settings`` how it is launched: pytest-playwright's options and fixtures where the
+project uses it, the options this plugin registers itself where it does not.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, TypeVar
+
+import pytest
 
 from northstar.browser.settings import BrowserSettings
 
 if TYPE_CHECKING:
     from browser_adapters import PlaywrightHost
 
-__all__ = ["LoopThread", "SharedBrowser"]
+__all__ = ["LoopThread", "SharedBrowser", "fixture_or", "launch_settings", "session_browser"]
 
 T = TypeVar("T")
 
@@ -77,8 +84,40 @@ class SharedBrowser:
 
 async def _launch(settings: BrowserSettings) -> PlaywrightHost:
     from browser_adapters import PlaywrightHost
-    from browser_adapters.sync_bridge import separate_async_wrappers
 
-    separate_async_wrappers()  # before any async object: northstar_recipe may need it later
     host = PlaywrightHost(settings)
     return await host.__aenter__()
+
+
+_SHARED = pytest.StashKey[SharedBrowser]()
+
+
+def session_browser(config: pytest.Config) -> SharedBrowser:
+    """The session's one browser for cases and sync-page recipes, closed at the session's end."""
+    if _SHARED not in config.stash:
+        shared = config.stash[_SHARED] = SharedBrowser()
+        config.add_cleanup(shared.close)
+    return config.stash[_SHARED]
+
+
+def fixture_or(request: pytest.FixtureRequest, name: str, default: Any) -> Any:
+    """A fixture's value, or ``default`` where no plugin or conftest defines it."""
+    try:
+        return request.getfixturevalue(name)
+    except pytest.FixtureLookupError:
+        return default
+
+
+def launch_settings(request: pytest.FixtureRequest) -> BrowserSettings:
+    """The session browser's launch: the options, then ``browser_type_launch_args`` winning."""
+    option = request.config.getoption
+    channel = option("--browser-channel")
+    given = fixture_or(request, "browser_type_launch_args", None)
+    if given is None:  # pytest-playwright is not active: its options are ours
+        given = {"channel": channel} if channel else {}
+    return BrowserSettings(
+        executable=os.environ.get("NORTHSTAR_BROWSER") or None,
+        headless=not option("--headed") and given.get("headless", True),
+        slow_mo_ms=option("--slowmo") or 0,
+        launch_options=dict(given),
+    )

@@ -14,8 +14,8 @@ from northstar.cli._options import remote_browser_options
 from northstar.cli._secrets import exposed_params_file, missing_secrets
 from northstar.composition import load_compiled
 from northstar.errors import UsageInvalid
-from northstar.plan.compiler import CompiledRecipe
-from northstar.recipe.inputs import read_params_source
+from northstar.plan.compiler import CompiledRecipe, with_default_timeout
+from northstar.recipe.inputs import Columns, read_params_source, select_columns
 from northstar.recipe.model import Param
 from northstar.run.execution import RunRequest
 from northstar.run.requests import RunInputs, build_run_request
@@ -118,11 +118,18 @@ def build_request(
     the rest is the one request builder's (``northstar.run.requests``).
     """
     recipe = Path(options["recipe"])
-    compiled = load(recipe)
+    compiled = with_default_timeout(load(recipe), options.get("timeout"))
     params_file = options.get("params_file")
     source = None
     if params_file:
         source = read_params_source(params_file)
+        if source.rows is not None:
+            columns = Columns.from_options(
+                options.get("columns", ()),
+                options.get("ignore_columns", ()),
+                bool(options.get("ignore_extra_columns")),
+            )
+            source.rows = select_columns(source.rows, compiled.recipe.params, columns, params_file)
         values = [source.constant, *(source.rows or [])]
         _warn_exposed(params_file, compiled.recipe.params, values)
     inputs = RunInputs(

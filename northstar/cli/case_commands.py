@@ -15,6 +15,7 @@ from typing import Any
 import click
 
 from northstar.cli._inputs import browser_options, parse_param_pairs
+from northstar.cli._options import configured_option
 from northstar.cli._output import EXIT_CODES, expected_errors, print_result
 from northstar.cli.run_commands import browser_settings
 
@@ -24,7 +25,7 @@ __all__ = ["record"]
 @click.command()
 @click.argument("recipe", type=click.Path(dir_okay=False, exists=True))
 @click.option("-p", "--param", "params", multiple=True, metavar="NAME=VALUE", help="A parameter.")
-@click.option("--base-url", envvar="NORTHSTAR_BASE_URL", help="Value of {{ base_url }}.")
+@configured_option("--base-url", setting="base_url")
 @click.option(
     "--to",
     "to",

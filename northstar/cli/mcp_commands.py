@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from northstar.browser.settings import BrowserSettings
-from northstar.cli._options import journal_option
+from northstar.cli._options import configured_option, journal_option
 from northstar.cli._output import expected_errors
 from northstar.errors import UsageInvalid
 from northstar.journal.paths import resolve_journal_path
@@ -54,7 +54,7 @@ def _sdk_installed() -> None:
 @click.option("--allow-remote", is_flag=True, help="Let --http listen on a non-loopback address.")
 @click.option("--project", default="default", show_default=True, help="Project runs bind.")
 @click.option("--headed", is_flag=True, help="Show the browser window.")
-@click.option("--browser", envvar="NORTHSTAR_BROWSER", help="Chromium to launch.")
+@configured_option("--browser", setting="browser")
 def mcp(**options: Any) -> None:
     """Serve the recipes as MCP tools (stdio, or HTTP with a bearer token)."""
     with expected_errors():

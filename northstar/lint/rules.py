@@ -1,8 +1,14 @@
-"""The lint rules: each a pure function from a valid recipe to its findings.
+"""The lint rules: each a pure function from a valid recipe to its findings, with a code.
 
 A finding is advice, never an error: the recipe runs as it is. Each names the field path it
 is about (the driver turns it into ``file:line:column``), says what is fragile and why, and
-gives a better form when one can be derived from the recipe itself.
+gives a better form: derived from the element when the page was read (``--live URL``: its
+role and accessible name), else from what the step does with it (a field that is filled is
+a textbox, a box that is checked a checkbox), else from the recipe itself.
+
+``RULES`` lists every rule with its code and whether it runs by default; a rule that is
+advice some projects do not want (a reconcile probe for every submission) is off until
+selected. ``docs/drafts/lint.md`` documents each code with an example.
 """
 
 from __future__ import annotations
@@ -12,10 +18,19 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
 from northstar.lint._walk import flow, iter_targets, iter_texts, iter_values, origin_of
-from northstar.recipe.model import Check, Recipe, Step, Target, TextCheck
+from northstar.recipe.model import ACTION_KINDS, Check, Recipe, Step, Target, TextCheck
 from northstar.recipe.templates import template_names
 
-__all__ = ["CODES", "RULES", "Finding", "LintContext", "large_page_lookups"]
+__all__ = [
+    "CODES",
+    "DEFAULT_CODES",
+    "RULES",
+    "Finding",
+    "LintContext",
+    "LiveElement",
+    "Rule",
+    "large_page_lookups",
+]
 
 
 @dataclass(frozen=True)
@@ -27,23 +42,22 @@ class Finding:
 
 
 @dataclass(frozen=True)
+class LiveElement:
+    """What the page said about the one element a CSS target matched (``--live URL``)."""
+
+    role: str
+    name: str
+
+
+@dataclass(frozen=True)
 class LintContext:
-    """What lint knows beyond the recipe: recorded page sizes (elements) per tab role."""
+    """What lint knows beyond the recipe: recorded page sizes (elements) per tab role, and
+    the role and name of the elements CSS targets matched on a live page, by selector."""
 
     page_sizes: Mapping[str, int] | None = None
+    live: Mapping[str, LiveElement] | None = None
 
 
-CODES = {
-    "LINT_CSS_TARGET": "a target found by CSS, which breaks when the markup changes",
-    "LINT_POSITION_TARGET": "a target found by its position (nth-child, first, nth=)",
-    "LINT_LOOSE_TARGET": "a target matched by substring (`exact: false`)",
-    "LINT_SUBMIT_WITHOUT_RECONCILE": "a submit step with no reconcile probe",
-    "LINT_SECRET_IN_URL": "a secret parameter in a URL",
-    "LINT_URL_ONLY_EXPECT": "a submit step whose expectations check only the URL",
-    "LINT_UNUSED_PARAM": "a parameter no template uses",
-    "LINT_TAB_ORIGIN": "a URL outside the only origin a tab role may visit",
-    "LINT_LARGE_PAGE_LOOKUP": "a role lookup on a large page with no `within` scope",
-}
 LARGE_PAGE_ELEMENTS = 1500
 _POSITIONAL = re.compile(
     r":(nth-child|nth-last-child|nth-of-type|nth-last-of-type|nth-match|first-child|"
@@ -68,32 +82,61 @@ def css_targets(recipe: Recipe, context: LintContext) -> Iterator[Finding]:
                 "scope it by what holds it: {role: ..., name: ..., within: {role: row, name: ...}}",
             )
         else:
-            yield Finding(
-                "LINT_CSS_TARGET", f"{path}.css", f"target {target.css!r} is CSS", _from_css(target)
-            )
+            better = _from_css(target, path, (context.live or {}).get(target.css))
+            yield Finding("LINT_CSS_TARGET", f"{path}.css", f"target {target.css!r} is CSS", better)
 
 
-def _from_css(target: Target) -> str:
+# What a step does with its target says what the element is: a role and how to name it.
+_ROLE_BY_KIND = {
+    "fill": ("textbox", "{label: <its label>}, or {role: textbox, name: <its label>}"),
+    "press": ("textbox", "{label: <its label>}, or {role: textbox, name: <its label>}"),
+    "check": ("checkbox", "{role: checkbox, name: <its label>}"),
+    "uncheck": ("checkbox", "{role: checkbox, name: <its label>}"),
+    "select": ("combobox", "{label: <its label>}, or {role: combobox, name: <its label>}"),
+    "upload": ("file input", "{label: <its label>}"),
+    "click": ("button or link", "{role: button, name: <its text>} (or role: link)"),
+}
+_KIND_IN_PATH = re.compile(r"^steps\[\d+\]\.(\w+)\.target")
+
+
+def _from_css(target: Target, path: str, live: LiveElement | None) -> str:
+    """The better target: from the live element, an attribute in the selector, or the step."""
+    frame = {"frame": target.frame} if target.frame else {}
+    if live is not None:
+        return flow(
+            {"role": live.role, "name": live.name, **frame}
+            if live.name
+            else {"role": live.role, **frame}
+        )
     match = _CSS_ATTRIBUTE.match(target.css or "")
-    if match is None:
-        return "role and name, label or test_id ({role: button, name: ...})"
-    return flow({_CSS_TO_TARGET[match.group(1)]: match.group(2)})
+    if match is not None:
+        return flow({_CSS_TO_TARGET[match.group(1)]: match.group(2), **frame})
+    kind = _KIND_IN_PATH.match(path)
+    if kind is not None and kind.group(1) in _ROLE_BY_KIND:
+        what, better = _ROLE_BY_KIND[kind.group(1)]
+        return f"a {what}: {better}; `northstar lint --live URL` names it"
+    return "what a person sees: {role: ..., name: ...}, {label: ...}, {text: ...} or a test_id"
 
 
 def loose_targets(recipe: Recipe, context: LintContext) -> Iterator[Finding]:
+    """Only targets acted on: a substring check or read of a page's text (a confirmation
+    with a number in it) is what `exact: false` is for, and a submit step's own loose
+    target is refused by ``validate`` unless the step allows it."""
     values = dict(iter_values(recipe))
     for path, target in iter_targets(recipe):
-        if not target.exact:
-            yield Finding(
-                "LINT_LOOSE_TARGET",
-                f"{path}.exact",
-                f"{target.describe()} matches any element whose text contains it",
-                _whole_text(target, values.get(path.removesuffix(".target"))),
-            )
+        kind = _KIND_IN_PATH.match(path)
+        if kind is None or kind.group(1) not in ACTION_KINDS or target.exact:
+            continue
+        yield Finding(
+            "LINT_LOOSE_TARGET",
+            f"{path}.exact",
+            f"{target.describe()} acts on any element whose text contains it",
+            _whole_text(target, values.get(path.removesuffix(".target"))),
+        )
 
 
 def _whole_text(target: Target, holder: object) -> str:
-    """The exact target when a text check says the whole text (``equals``)."""
+    """The exact target when the step's text says the whole text (``equals``)."""
     if isinstance(holder, TextCheck) and holder.equals is not None and target.text is not None:
         return flow(target.model_copy(update={"text": holder.equals, "exact": True}))
     return "the element's whole text or name with `exact: true` (the default), or a test_id"
@@ -212,14 +255,44 @@ def large_page_lookups(recipe: Recipe, context: LintContext) -> Iterator[Finding
         )
 
 
-Rule = Callable[[Recipe, LintContext], Iterator[Finding]]
+Check_ = Callable[[Recipe, LintContext], Iterator[Finding]]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A rule's codes (one function may give two), what they flag, and whether it runs by
+    default (``--select`` turns on one that does not)."""
+
+    codes: Mapping[str, str]
+    check: Check_
+    default: bool = True
+
+
 RULES: tuple[Rule, ...] = (
-    css_targets,
-    loose_targets,
-    submits_without_reconcile,
-    url_only_expectations,
-    secrets_in_urls,
-    unused_params,
-    tab_origins,
-    large_page_lookups,
+    Rule(
+        {
+            "LINT_CSS_TARGET": "a target found by CSS, which breaks when the markup changes",
+            "LINT_POSITION_TARGET": "a target found by its position (nth-child, first, nth=)",
+        },
+        css_targets,
+    ),
+    Rule({"LINT_LOOSE_TARGET": "an action on a target matched by substring"}, loose_targets),
+    Rule(
+        {"LINT_SUBMIT_WITHOUT_RECONCILE": "a submit step with no reconcile probe"},
+        submits_without_reconcile,
+        default=False,
+    ),
+    Rule(
+        {"LINT_URL_ONLY_EXPECT": "a submit step whose expectations check only the URL"},
+        url_only_expectations,
+    ),
+    Rule({"LINT_SECRET_IN_URL": "a secret parameter in a URL"}, secrets_in_urls),
+    Rule({"LINT_UNUSED_PARAM": "a parameter no template uses"}, unused_params),
+    Rule({"LINT_TAB_ORIGIN": "a URL outside the only origin a tab role may visit"}, tab_origins),
+    Rule(
+        {"LINT_LARGE_PAGE_LOOKUP": "a role lookup on a large page with no `within` scope"},
+        large_page_lookups,
+    ),
 )
+CODES: dict[str, str] = {code: text for rule in RULES for code, text in rule.codes.items()}
+DEFAULT_CODES = frozenset(code for rule in RULES if rule.default for code in rule.codes)

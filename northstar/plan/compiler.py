@@ -11,6 +11,7 @@ are in ``model``.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from collections.abc import Mapping
@@ -33,7 +34,14 @@ from northstar.recipe.loader import Positions
 from northstar.recipe.model import Recipe
 from northstar.recipe.params import coerce_params
 
-__all__ = ["CompiledRecipe", "bind", "compile_recipe", "prepare", "recipe_hash"]
+__all__ = [
+    "CompiledRecipe",
+    "bind",
+    "compile_recipe",
+    "prepare",
+    "recipe_hash",
+    "with_default_timeout",
+]
 
 
 def recipe_hash(recipe: Recipe) -> str:
@@ -59,6 +67,18 @@ def prepare(
     except RecipeInvalid as exc:
         raise placed(exc, positions or {}) from None
     return CompiledRecipe(recipe, recipe_hash(recipe), source, "base_url" in names)
+
+
+def with_default_timeout(compiled: CompiledRecipe, timeout_ms: int | None) -> CompiledRecipe:
+    """The project's default step time limit, for a recipe that sets no ``timeout`` itself.
+
+    The definition hash stays the recipe's own: like the base URL, the project's default is
+    a setting of the run, not part of the procedure.
+    """
+    if timeout_ms is None or "timeout" in compiled.recipe.model_fields_set:
+        return compiled
+    recipe = compiled.recipe.model_copy(update={"timeout": timeout_ms})
+    return dataclasses.replace(compiled, recipe=recipe)
 
 
 def compile_recipe(
@@ -106,9 +126,9 @@ def _check_base_url(base_url: str | None, required: bool) -> None:
         parts: SplitResult | None = urlsplit(base_url)
     except ValueError:
         parts = None
-    if parts is None or not parts.scheme or not parts.netloc:
+    if parts is None or parts.scheme.lower() not in ("http", "https") or not parts.netloc:
         raise ParamInvalid(
-            f"the base URL {base_url!r} is not an absolute URL",
+            f"the base URL {base_url!r} is not an http:// or https:// URL with a host",
             fix="Pass --base-url with a scheme and host, for example http://127.0.0.1:8000.",
         )
 

@@ -6,6 +6,11 @@ per line); a ``.json`` file holds one object (constant parameters) or a list of 
 iteration starts, and an error names the row (1-based, counting data rows).
 Constant ``-p`` values apply to every row; a row's own value wins over them.
 
+Columns a recipe has no parameter for (a spreadsheet's notes) are refused by name unless
+the run says what they are: ``Columns`` maps a column to a parameter (``--column
+PARAM=COLUMN``), drops named ones (``--ignore-column NAME``) or every one that is not a
+parameter (``--ignore-extra-columns``); ``select_columns`` applies it before validation.
+
 A params file is a regular file of at most ``MAX_PARAMS_BYTES`` (a FIFO, a device or a
 directory is refused before anything is read). A CSV field may be as long as the file;
 rows end at real line ends only (``\n``, ``\r\n``, ``\r``), so a U+2028 inside a value stays
@@ -18,20 +23,23 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from northstar.errors import UsageInvalid
 from northstar.recipe._files import read_bounded_text
 from northstar.recipe.model import Param
-from northstar.recipe.params import coerce_params
+from northstar.recipe.params import BUILTIN_NAMES, coerce_params
 
 __all__ = [
     "MAX_PARAMS_BYTES",
+    "Columns",
     "ParamsSource",
     "read_params_source",
+    "select_columns",
     "typed_rows",
     "validate_rows",
 ]
@@ -194,3 +202,64 @@ def validate_rows(
 ) -> list[dict[str, Any]]:
     """Typed values for every row, all checked before anything starts."""
     return [typed for _, _, typed in typed_rows(specs, rows, constant, recipe_dir=recipe_dir)]
+
+
+@dataclass(frozen=True)
+class Columns:
+    """What a rows file's columns are: ``rename`` maps a parameter to the column holding it."""
+
+    rename: Mapping[str, str] = field(default_factory=dict)
+    ignore: Collection[str] = ()
+    ignore_extra: bool = False
+
+    @classmethod
+    def from_options(
+        cls, pairs: Sequence[str], ignore: Sequence[str], ignore_extra: bool
+    ) -> Columns:
+        """From ``--column PARAM=COLUMN``, ``--ignore-column`` and ``--ignore-extra-columns``."""
+        rename: dict[str, str] = {}
+        for pair in pairs:
+            name, sep, column = pair.partition("=")
+            if not sep or not name.strip() or not column.strip():
+                raise UsageInvalid(
+                    f"--column {pair!r} is not PARAM=COLUMN", fix="Write --column title=Headline."
+                )
+            rename[name.strip()] = column.strip()
+        return cls(rename, tuple(ignore), ignore_extra)
+
+
+def select_columns(
+    rows: Sequence[Mapping[str, Any]], specs: Mapping[str, Param], columns: Columns, file: str
+) -> list[dict[str, Any]]:
+    """Each row as parameters: mapped columns renamed, ignored ones dropped, others refused."""
+    known = set(specs) | BUILTIN_NAMES
+    unknown_param = sorted(set(columns.rename) - known)
+    if unknown_param:
+        raise UsageInvalid(
+            f"--column {unknown_param[0]}=...: the recipe has no parameter {unknown_param[0]!r}",
+            fix=f"Map a column to one of: {', '.join(sorted(specs)) or '(none)'}.",
+        )
+    by_column = {column: name for name, column in columns.rename.items()}
+    return [_row_as_params(row, by_column, known, columns, file) for row in rows]
+
+
+def _row_as_params(
+    row: Mapping[str, Any],
+    by_column: Mapping[str, str],
+    known: set[str],
+    columns: Columns,
+    file: str,
+) -> dict[str, Any]:
+    params: dict[str, Any] = {}
+    for column, value in row.items():
+        name = by_column.get(column, column)
+        if column in columns.ignore or (name not in known and columns.ignore_extra):
+            continue
+        if name not in known:
+            raise UsageInvalid(
+                f"{file}: column {column!r} is not a parameter of the recipe",
+                fix=f"Leave it out with --ignore-column {column!r} (or --ignore-extra-columns), "
+                f"or map it with --column PARAM={column!r}.",
+            )
+        params[name] = value
+    return params

@@ -230,21 +230,61 @@ def _yaml_problem(problem: str, node: yaml.Node) -> yaml.MarkedYAMLError:
 def _schema_error(
     exc: ValidationError, positions: dict[Loc, tuple[int, int]], source: str
 ) -> RecipeInvalid:
-    errors = exc.errors(include_url=False, include_input=False)
-    first = errors[0]
-    loc: Loc = tuple(first["loc"])
-    line, column = _nearest_position(loc, positions)
-    message = _describe(first)
-    if len(errors) > 1:
-        message += f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})"
-    return RecipeInvalid(
-        f"{format_path(loc)}: {message}",
-        file=source,
-        line=line,
-        column=column,
-        path=format_path(loc),
-        fix=_fix_for(first),
+    """Every problem, in file order: the first names the place, the others follow it."""
+    problems = _problems(exc.errors(include_url=False, include_input=False))
+    placed = sorted(
+        ((_nearest_position(tuple(e["loc"]), positions), e) for e in problems),
+        key=lambda item: item[0],
     )
+    (line, column), first = placed[0]
+    loc: Loc = tuple(first["loc"])
+    message = f"{format_path(loc)}: {_describe(first)}"
+    if len(placed) > 1:
+        others = [f"{at[0]}:{at[1]} {format_path(e['loc'])}: {_describe(e)}" for at, e in placed]
+        others = others[1:]
+        message += f" (also: {'; '.join(others)})"
+    return RecipeInvalid(
+        message, file=source, line=line, column=column, path=format_path(loc), fix=_fix_for(first)
+    )
+
+
+def _problems(errors: list[Any]) -> list[Any]:
+    """pydantic's errors, with one per field for a union and no "missing" that a typo explains.
+
+    A field of several types (a parameter's default) fails once per type; those become one
+    problem. A missing ``target`` beside an unknown ``taget`` is the typo's echo: the
+    unknown field's "did you mean `target`?" says all there is to say.
+    """
+    typos = {
+        (tuple(e["loc"][:-1]), _closest_field(str(e["loc"][-1])))
+        for e in errors
+        if e["type"] == "extra_forbidden"
+    }
+    out: list[Any] = []
+    for error in errors:
+        loc = tuple(error["loc"])
+        if error["type"] == "missing" and (loc[:-1], loc[-1]) in typos:
+            continue
+        merged = _union_member(error, out)
+        if merged is None:
+            out.append(error)
+    return out
+
+
+def _union_member(error: Any, found: list[Any]) -> Any:
+    """Fold a type error of one union member into the previous one of the same field."""
+    loc = tuple(error["loc"])
+    if not loc or not error["type"].endswith("_type") or not found:
+        return None
+    last = found[-1]
+    merged = last.get("union")
+    field = tuple(last["loc"]) if merged else tuple(last["loc"])[:-1]
+    if not last["type"].endswith("_type") or field != loc[:-1]:
+        return None
+    types = [*(merged or [str(last["loc"][-1])]), str(loc[-1])]
+    message = f"expected one of the types: {', '.join(types)}"
+    found[-1] = {**last, "loc": field, "type": "union_type", "union": types, "msg": message}
+    return found[-1]
 
 
 def _nearest_position(loc: Loc, positions: dict[Loc, tuple[int, int]]) -> tuple[int, int]:

@@ -4,13 +4,23 @@ A recipe is data, never code that runs on load. Every model forbids unknown fiel
 typo (``exepct:``) is an error with a path instead of a silently ignored line. The same
 models describe a rendered plan (see ``northstar.plan.compiler``): rendering replaces template
 strings and nothing else, so there is one shape to learn.
+
+These models are also the editor schema (``northstar schema`` is their JSON Schema): each
+rule a validator checks across fields ("exactly one step kind", "`name` goes with `role`")
+is written beside it as the schema fragment that says the same (``json_schema_extra``),
+from the same constants, and validation is strict (no "2" for 2, no "yes" for true), so
+a document the schema accepts is one these models accept, and the other way round
+(``tests/recipe/test_schema_agreement.py`` feeds both 4000 documents).
 """
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Sequence
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -21,6 +31,7 @@ from pydantic import (
 
 __all__ = [
     "ACTION_KINDS",
+    "ARIA_ROLES",
     "DEFAULT_SETTLE_S",
     "PASSIVE_KINDS",
     "STEP_KINDS",
@@ -53,6 +64,69 @@ PASSIVE_KINDS = ("wait_for", "verify_outcome", "verify_field", "extract")
 STEP_KINDS = ACTION_KINDS + PASSIVE_KINDS
 
 TARGET_LOCATORS = ("role", "label", "placeholder", "text", "test_id", "css")
+MATCHED_TEXTS = ("name", "label", "placeholder", "text")
+
+# The roles Playwright's get_by_role accepts (its AriaRole type; a test pins the list).
+ARIA_ROLES = (
+    "alert", "alertdialog", "application", "article", "banner", "blockquote", "button",
+    "caption", "cell", "checkbox", "code", "columnheader", "combobox", "complementary",
+    "contentinfo", "definition", "deletion", "dialog", "directory", "document", "emphasis",
+    "feed", "figure", "form", "generic", "grid", "gridcell", "group", "heading", "img",
+    "insertion", "link", "list", "listbox", "listitem", "log", "main", "marquee", "math",
+    "menu", "menubar", "menuitem", "menuitemcheckbox", "menuitemradio", "meter",
+    "navigation", "none", "note", "option", "paragraph", "presentation", "progressbar",
+    "radio", "radiogroup", "region", "row", "rowgroup", "rowheader", "scrollbar", "search",
+    "searchbox", "separator", "slider", "spinbutton", "status", "strong", "subscript",
+    "superscript", "switch", "tab", "table", "tablist", "tabpanel", "term", "textbox",
+    "time", "timer", "toolbar", "tooltip", "tree", "treegrid", "treeitem",
+)  # fmt: skip
+
+
+# --- schema fragments for the rules the validators below check across fields -----------
+
+
+def _present(*keys: str) -> dict[str, Any]:
+    """The fields are there with a value (``null`` counts as absent, as in the models)."""
+    return {"required": list(keys), "properties": {key: {"not": {"type": "null"}} for key in keys}}
+
+
+def _exactly_one(keys: Sequence[str]) -> dict[str, Any]:
+    return {"oneOf": [_present(key) for key in keys]}
+
+
+def _absent(*keys: str) -> dict[str, Any]:
+    """None of the fields has a value."""
+    return {"properties": {key: {"type": "null"} for key in keys}}
+
+
+def _when(condition: dict[str, Any], then: dict[str, Any]) -> dict[str, Any]:
+    return {"if": condition, "then": then}
+
+
+def _all(*rules: dict[str, Any]) -> dict[str, Any]:
+    return {"allOf": list(rules)}
+
+
+def _known_role(role: str) -> str:
+    if role not in ARIA_ROLES:
+        close = difflib.get_close_matches(role, ARIA_ROLES, n=1, cutoff=0.6)
+        hint = f"; did you mean {close[0]!r}?" if close else " (see `northstar schema`)"
+        raise ValueError(f"unknown ARIA role {role!r}{hint}")
+    return role
+
+
+# An ARIA role: an enum in the schema, the same list checked (with a hint) on load.
+AriaRole = Annotated[str, AfterValidator(_known_role), WithJsonSchema({"enum": list(ARIA_ROLES)})]
+
+
+def _whole_number(value: Any) -> Any:
+    """``3.0`` is the integer 3 (as JSON Schema counts it); any other float stays a float."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+Whole = Annotated[int, BeforeValidator(_whole_number)]
 
 
 def _scalar_to_text(value: Any) -> Any:
@@ -72,8 +146,17 @@ Text = Annotated[
 
 class _Model(BaseModel):
     # Each field's docstring is its description in `northstar schema` (editors show it).
+    # Strict: the schema's types are JSON's, so no "2" for 2 or "false" for false; fields
+    # are read by their YAML names only (`from`, `as`), as the schema spells them; Python's
+    # own regex engine checks patterns, as JSON Schema validators do.
     model_config = ConfigDict(
-        extra="forbid", frozen=True, populate_by_name=True, use_attribute_docstrings=True
+        extra="forbid",
+        frozen=True,
+        strict=True,
+        validate_by_name=False,
+        validate_by_alias=True,
+        use_attribute_docstrings=True,
+        regex_engine="python-re",
     )
 
 
@@ -89,7 +172,18 @@ class Target(_Model):
     case): a renamed "Submit" button must not quietly become "Submit feedback".
     """
 
-    role: str | None = None
+    model_config = ConfigDict(
+        json_schema_extra=_all(
+            _exactly_one(TARGET_LOCATORS),
+            _when(_present("name"), _present("role")),
+            _when(
+                {"required": ["exact"], "properties": {"exact": {"const": False}}},
+                {"anyOf": [_present(key) for key in MATCHED_TEXTS]},
+            ),
+        )
+    )
+
+    role: AriaRole | None = None
     """ARIA role of the element (button, link, textbox, heading, ...); pairs with `name`."""
     name: Text | None = None
     """Accessible name of the element with `role` (its label or visible text)."""
@@ -137,7 +231,8 @@ class Target(_Model):
     @property
     def matched_text(self) -> str | None:
         """The name or text this target compares with the page (``exact`` applies to it)."""
-        for value in (self.name, self.label, self.placeholder, self.text):
+        for key in MATCHED_TEXTS:
+            value: str | None = getattr(self, key)
             if value is not None:
                 return value
         return None
@@ -176,7 +271,7 @@ class ClickAction(TargetAction):
 
     button: Literal["left", "right", "middle"] = "left"
     """Mouse button to click with."""
-    count: int = Field(default=1, ge=1, le=3)
+    count: Whole = Field(default=1, ge=1, le=3)
     """Clicks in a row (2 is a double click)."""
 
 
@@ -189,8 +284,13 @@ class FillAction(_Model):
     """The text to type; templates such as `{{ title }}` are rendered first."""
 
 
+SELECT_CHOICES = ("value", "label", "values")
+
+
 class SelectAction(_Model):
     """Choose options of a ``<select>`` by value or visible label."""
+
+    model_config = ConfigDict(json_schema_extra=_exactly_one(SELECT_CHOICES))
 
     target: Target
     """The `<select>` element."""
@@ -203,7 +303,7 @@ class SelectAction(_Model):
 
     @model_validator(mode="after")
     def _one_choice(self) -> SelectAction:
-        if sum(x is not None for x in (self.value, self.label, self.values)) != 1:
+        if sum(getattr(self, key) is not None for key in SELECT_CHOICES) != 1:
             raise ValueError("select needs exactly one of value, label, values")
         return self
 
@@ -226,8 +326,13 @@ class UploadAction(_Model):
     """Paths, relative to the recipe's folder, or `{{ file_param }}` templates."""
 
 
+COMPARISONS = ("equals", "contains")
+
+
 class TextCheck(_Model):
     """An element's text equals or contains a value."""
+
+    model_config = ConfigDict(json_schema_extra=_exactly_one(COMPARISONS))
 
     target: Target
     """The element whose text is compared."""
@@ -238,7 +343,7 @@ class TextCheck(_Model):
 
     @model_validator(mode="after")
     def _one_comparison(self) -> TextCheck:
-        if (self.equals is None) == (self.contains is None):
+        if sum(getattr(self, key) is not None for key in COMPARISONS) != 1:
             raise ValueError("give exactly one of `equals` or `contains`")
         return self
 
@@ -266,12 +371,14 @@ class CountCheck(_Model):
 
     target: Target
     """What is counted (every element it matches)."""
-    equals: int = Field(ge=0)
+    equals: Whole = Field(ge=0)
     """How many elements must match."""
 
 
 class TitleCheck(_Model):
     """The page title equals or contains a value."""
+
+    model_config = ConfigDict(json_schema_extra=_exactly_one(COMPARISONS))
 
     equals: Text | None = None
     """The whole page title."""
@@ -280,7 +387,7 @@ class TitleCheck(_Model):
 
     @model_validator(mode="after")
     def _one_comparison(self) -> TitleCheck:
-        if (self.equals is None) == (self.contains is None):
+        if sum(getattr(self, key) is not None for key in COMPARISONS) != 1:
             raise ValueError("give exactly one of `equals` or `contains`")
         return self
 
@@ -303,6 +410,8 @@ class Check(_Model):
 
     ``tab`` defaults to the step's tab; ``done_when`` checks must name it.
     """
+
+    model_config = ConfigDict(json_schema_extra=_exactly_one(CHECK_KINDS))
 
     tab: str | None = None
     """The tab role checked; default the step's tab (`done_when` checks must name it)."""
@@ -353,9 +462,23 @@ class Check(_Model):
         return f"{kind}{where} {rest}"
 
 
+READS_AN_ELEMENT = ("text", "attribute", "value")
+
+
+def _read_source_rules() -> dict[str, Any]:
+    """``_check_read_source`` as schema; an absent `from` is text (an extract's default)."""
+    return _all(
+        _when({"properties": {"from": {"enum": list(READS_AN_ELEMENT)}}}, _present("target")),
+        _when(
+            {"required": ["from"], "properties": {"from": {"const": "attribute"}}},
+            {"required": ["attribute"], "properties": {"attribute": {"minLength": 1}}},
+        ),
+    )
+
+
 def _check_read_source(source: str, target: Target | None, attribute: str | None) -> None:
     """Reading text, a value or an attribute needs a target; an attribute needs its name."""
-    if source in ("text", "attribute", "value") and target is None:
+    if source in READS_AN_ELEMENT and target is None:
         raise ValueError(f"reading from {source} needs a `target`")
     if source == "attribute" and not attribute:
         raise ValueError("reading from attribute needs `attribute`")
@@ -363,6 +486,8 @@ def _check_read_source(source: str, target: Target | None, attribute: str | None
 
 class ExtractAction(_Model):
     """Read a value from the page into the iteration's outputs under ``as``."""
+
+    model_config = ConfigDict(json_schema_extra=_read_source_rules())
 
     as_: str = Field(alias="as", pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
     """Name of the output the value is saved under."""
@@ -407,7 +532,7 @@ class RetryPolicy(_Model):
     Without a policy, a step retries navigation failures up to 3 times within 30 s.
     """
 
-    attempts: int = Field(default=3, ge=1, le=10)
+    attempts: Whole = Field(default=3, ge=1, le=10)
     """Attempts in all, the first one included."""
     max_seconds: float = Field(default=30, gt=0, le=600)
     """Time limit for all attempts together."""
@@ -417,6 +542,21 @@ class RetryPolicy(_Model):
 
 class Step(_Model):
     """One step: an id, the tab role it acts on, and exactly one kind."""
+
+    model_config = ConfigDict(
+        json_schema_extra=_all(
+            _exactly_one(STEP_KINDS),
+            {  # an empty after_submit is no URL, so it is allowed (it is falsy in the model)
+                "if": {"required": ["effect"], "properties": {"effect": {"const": "submit"}}},
+                "else": {
+                    "properties": {
+                        "settle": {"type": "null"},
+                        "after_submit": {"anyOf": [{"type": "null"}, {"const": ""}]},
+                    }
+                },
+            },
+        )
+    )
 
     id: str = Field(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
     """Unique name of the step (letters, digits, `_`, `.`, `-`)."""
@@ -459,7 +599,7 @@ class Step(_Model):
             "match). Without it, validate rejects a loose target on a submit step."
         ),
     )
-    timeout: int | None = Field(
+    timeout: Whole | None = Field(
         default=None,
         ge=1,
         le=600_000,
@@ -471,7 +611,7 @@ class Step(_Model):
     """Read-only probes that find out whether an unknown submission happened."""
     retry: RetryPolicy | None = None
     """Bounded retry of this step's failed attempts (never a dispatched submission)."""
-    settle: int | None = Field(
+    settle: Whole | None = Field(
         default=None,
         ge=0,
         le=604_800,
@@ -520,6 +660,20 @@ class Step(_Model):
 class Param(_Model):
     """A typed parameter; ``secret`` values are never logged, journaled or shown."""
 
+    model_config = ConfigDict(
+        json_schema_extra=_all(
+            {
+                "if": {"required": ["type"], "properties": {"type": {"const": "enum"}}},
+                "then": _present("choices"),
+                "else": _absent("choices"),
+            },
+            {
+                "not": {"required": ["required"], "properties": {"required": {"const": True}}}
+                | {"allOf": [_present("default")]}
+            },
+        )
+    )
+
     type: Literal["string", "integer", "number", "boolean", "enum", "file"] = "string"
     """The value's type; `file` is a path, fingerprinted at run start."""
     required: bool = False
@@ -542,8 +696,13 @@ class Param(_Model):
         return self
 
 
+TAB_ORIGINS = ("start", "opened_by")
+
+
 class TabRole(_Model):
     """A named tab: opened by the runner at ``start``, or the popup of step ``opened_by``."""
+
+    model_config = ConfigDict(json_schema_extra=_exactly_one(TAB_ORIGINS))
 
     start: Text | None = None
     """URL the runner opens this tab at."""
@@ -556,13 +715,15 @@ class TabRole(_Model):
 
     @model_validator(mode="after")
     def _one_origin(self) -> TabRole:
-        if (self.start is None) == (self.opened_by is None):
+        if sum(getattr(self, key) is not None for key in TAB_ORIGINS) != 1:
             raise ValueError("a tab role needs exactly one of `start` or `opened_by`")
         return self
 
 
 class Output(_Model):
     """A value the iteration produces, read from a tab after the steps ran."""
+
+    model_config = ConfigDict(json_schema_extra=_read_source_rules())
 
     tab: str
     """The tab role read from."""
@@ -586,11 +747,11 @@ class Recipe(_Model):
 
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$")
     """The recipe's name (lower case letters, digits, `_`, `.`, `-`)."""
-    version: int = Field(default=1, ge=1)
+    version: Whole = Field(default=1, ge=1)
     """The recipe's version; raise it when its meaning changes."""
     description: str = ""
     """What the procedure does."""
-    timeout: int = Field(
+    timeout: Whole = Field(
         default=10_000, ge=1, le=600_000, description="Default time limit of a step (ms)."
     )
     retry: RetryPolicy | None = None

@@ -7,6 +7,9 @@ site's ``/browser`` page, two copies of a case recorded from it with that flag (
 without the flag reads Chromium's own agent and fails on its output), sync tests for
 pytest-playwright and async tests for pytest-playwright-asyncio. The two plugins refuse to
 load together, so each runs in its own pytest process, with a case before and after its tests.
+On a sync page the fixture runs the recipe beside the page, in a context that starts from
+the page's storage state: a sign-in on the test's page (an HttpOnly session cookie) reaches
+a recipe that reads the account page.
 """
 
 from __future__ import annotations
@@ -46,6 +49,20 @@ BROKEN = RECIPE.replace(
     "verify_outcome: {visible: {role: heading, name: Browser fiction}}\n    timeout: 400",
 )
 
+ACCOUNT = """\
+name: account
+version: 1
+tabs:
+  site:
+    start: "{{ base_url }}/account"
+steps:
+  - id: account
+    tab: site
+    verify_outcome: {title: {equals: Account}}
+outputs:
+  who: {tab: site, from: text, target: {text: "Signed in as", exact: false}}
+"""
+
 CONFTEST = """\
 import os
 
@@ -66,10 +83,19 @@ def test_page_has_the_agent(page, base_url):
     assert page.get_by_test_id("user-agent").inner_text() == "NorthstarProbe/1"
 
 
-def test_recipe_on_sync_page(page, northstar_recipe):
+def test_recipe_beside_sync_page(page, northstar_recipe):
     outputs = northstar_recipe(page, "recipes/agent.yaml")
-    assert outputs == {"agent": "NorthstarProbe/1"}
-    assert page.url.endswith("/browser")  # the recipe ran on this test's page
+    assert outputs == {"agent": "NorthstarProbe/1"}  # launched with the project's arguments
+    assert page.url == "about:blank"  # the test's page stayed where it was
+
+
+def test_recipe_starts_from_the_sync_pages_sign_in(page, base_url, northstar_recipe):
+    page.goto(base_url + "/login?next=/account")
+    page.get_by_label("Username").fill("demo")
+    page.get_by_label("Password").fill("demo-password")
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_url("**/account")
+    assert northstar_recipe(page, "recipes/account.yaml") == {"who": "Signed in as demo"}
 
 
 def test_broken_recipe_on_sync_page(page, northstar_recipe):
@@ -105,6 +131,7 @@ async def project(tmp_path_factory: pytest.TempPathFactory, site_server: Fixture
     (root / "recipes").mkdir()
     (root / "recipes" / "agent.yaml").write_text(RECIPE)
     (root / "recipes" / "broken.yaml").write_text(BROKEN)
+    (root / "recipes" / "account.yaml").write_text(ACCOUNT)
     (root / "tests").mkdir()
     (root / "tests" / "test_sync.py").write_text(SYNC_TESTS)
     (root / "tests" / "test_async.py").write_text(ASYNC_TESTS)
@@ -152,17 +179,18 @@ def test_sync_page_tests_and_cases_share_a_session(project: Path, site: FixtureS
     )
     report = ran.stdout
     assert ran.returncode == 1, report + ran.stderr
-    assert "1 failed, 4 passed" in report
+    assert "1 failed, 5 passed" in report
     lines = [line for line in report.splitlines() if " PASSED" in line or " FAILED" in line]
     assert [line.split(" ")[0] for line in lines] == [
         "cases/first/case.json::first",
         "tests/test_sync.py::test_page_has_the_agent[chromium]",
-        "tests/test_sync.py::test_recipe_on_sync_page[chromium]",
+        "tests/test_sync.py::test_recipe_beside_sync_page[chromium]",
+        "tests/test_sync.py::test_recipe_starts_from_the_sync_pages_sign_in[chromium]",
         "tests/test_sync.py::test_broken_recipe_on_sync_page[chromium]",
         "cases/last/case.json::last",
     ]
     assert "FAILED tests/test_sync.py::test_broken_recipe_on_sync_page" in report
-    assert "recipe broken.yaml did not verify on the test's page: " in report
+    assert "recipe broken.yaml did not verify beside the test's page: " in report
     assert '    expected: visible heading "Browser fiction"' in report
     assert "    found:    " in report
     out = project / "out"

@@ -9,8 +9,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner, Result
 
+from fixtures.site_server import FixtureSite
 from northstar.cli import cli
 from northstar.recipe.schema import recipe_json_schema
 from tests.cli.test_cli_run import ERROR_LINE, northstar
@@ -23,28 +25,69 @@ def invoke(*args: str) -> Result:
     return CliRunner().invoke(cli, list(args))
 
 
-def test_lint_of_the_shipped_recipes_prints_one_line_each_and_exits_1(tmp_path: Path) -> None:
+def test_the_shipped_recipes_lint_clean(tmp_path: Path) -> None:
     proc = northstar("lint", *SHIPPED, cwd=tmp_path)
-    assert proc.returncode == 1, proc.stderr
-    assert proc.stderr == ""
-    found = proc.stdout.splitlines()
-    assert len(found) == 12
-    assert f"{RECIPES}/contact-form.yaml:12:3: LINT_UNUSED_PARAM parameter 'subscribe'" in (
-        proc.stdout
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
+
+
+def test_all_rules_select_and_ignore_on_the_shipped_recipes() -> None:
+    every = invoke("lint", "--select", "ALL", *SHIPPED)
+    assert every.exit_code == 1
+    codes = [line.split(" ")[1] for line in every.stdout.splitlines()]
+    assert codes == ["LINT_SUBMIT_WITHOUT_RECONCILE"] * 3  # the one rule off by default
+    ignored = invoke("lint", "--select", "ALL", "--ignore", "LINT_SUBMIT_WITHOUT_RECONCILE")
+    assert ignored.exit_code == 2  # no recipe named: a usage error, not "clean"
+    ignored = invoke(
+        "lint", "--select", "ALL", "--ignore", "LINT_SUBMIT_WITHOUT_RECONCILE", *SHIPPED
     )
-    assert (
-        f'{RECIPES}/login.yaml:35:45: LINT_LOOSE_TARGET text "Signed in as" (substring, any '
-        "case) matches any element whose text contains it (better: "
-        '{text: "Signed in as {{ username }}"})'
-    ) in found
-    assert not any(line.startswith(f"{RECIPES}/delayed-report.yaml") for line in found)
-    assert "LINT_LARGE_PAGE_LOOKUP" not in proc.stdout  # no recorded page sizes given
+    assert (ignored.exit_code, ignored.stdout) == (0, "")
+    one_error(invoke("lint", "--ignore", "LINT_NOPE", *SHIPPED), "USAGE_INVALID")
+
+
+CSS_RECIPE = """\
+name: css-form
+tabs:
+  site: {start: "{{ base_url }}/form"}
+steps:
+  - {id: email, tab: site, fill: {target: {css: "input[name=email]"}, value: a@b.test}}
+  - {id: agree, tab: site, check: {target: {css: "input[name=agree]"}}}
+"""
+
+
+def test_the_project_file_selects_and_a_flag_wins(tmp_path: Path) -> None:
+    recipe = tmp_path / "css.yaml"
+    recipe.write_text(CSS_RECIPE, encoding="utf-8")
+    (tmp_path / "northstar.toml").write_text('[lint]\nignore = ["LINT_CSS_TARGET"]\n')
+    quiet = northstar("lint", str(recipe), cwd=tmp_path)
+    assert (quiet.returncode, quiet.stdout) == (0, "")
+    flagged = northstar("lint", "--ignore", "LINT_UNUSED_PARAM", str(recipe), cwd=tmp_path)
+    assert flagged.returncode == 1
+    assert [line.split(" ")[1] for line in flagged.stdout.splitlines()] == ["LINT_CSS_TARGET"] * 2
+    validated = northstar("validate", str(recipe), cwd=tmp_path)  # validate reads it too
+    assert (validated.returncode, validated.stderr) == (0, "")
+
+
+@pytest.mark.browser
+def test_live_reads_the_role_and_name_of_each_css_target(tmp_path: Path, site: FixtureSite) -> None:
+    recipe = tmp_path / "css.yaml"
+    recipe.write_text(CSS_RECIPE, encoding="utf-8")
+    plain = invoke("lint", str(recipe))
+    assert "(better: a textbox: " in plain.stdout
+    assert "(better: a checkbox: " in plain.stdout
+    live = northstar("lint", "--live", f"{site.base_url}/form", str(recipe), cwd=tmp_path)
+    assert live.returncode == 1, live.stderr
+    assert live.stdout.splitlines() == [
+        f"{recipe}:5:44: LINT_CSS_TARGET target 'input[name=email]' is CSS "
+        "(better: {role: textbox, name: Email})",
+        f"{recipe}:6:45: LINT_CSS_TARGET target 'input[name=agree]' is CSS "
+        "(better: {role: checkbox, name: Agree to terms})",
+    ]
 
 
 def test_exit_zero_keeps_the_warnings_and_exits_0() -> None:
-    result = invoke("lint", "--exit-zero", str(RECIPES / "login.yaml"))
+    result = invoke("lint", "--exit-zero", "--select", "ALL", str(RECIPES / "popup-chooser.yaml"))
     assert result.exit_code == 0
-    assert len(result.stdout.splitlines()) == 2
+    assert len(result.stdout.splitlines()) == 1
 
 
 def test_a_clean_recipe_lints_silently() -> None:
@@ -66,12 +109,14 @@ def test_lint_of_an_invalid_recipe_is_one_error_line_and_exit_2(tmp_path: Path) 
     one_error(invoke("lint", str(bad)), "RECIPE_INVALID")
 
 
-def test_validate_prints_the_warnings_on_stderr_and_still_exits_0() -> None:
-    result = invoke("validate", str(RECIPES / "login.yaml"))
+def test_validate_prints_the_warnings_on_stderr_and_still_exits_0(tmp_path: Path) -> None:
+    recipe = tmp_path / "css.yaml"
+    recipe.write_text(CSS_RECIPE, encoding="utf-8")
+    result = invoke("validate", str(recipe))
     assert result.exit_code == 0
-    assert result.stdout.startswith(f"ok {RECIPES}/login.yaml: login v1")
+    assert result.stdout.startswith(f"ok {recipe}: css-form v1")
     warnings = result.stderr.splitlines()
-    assert [line.split(" ")[1] for line in warnings] == ["LINT_LOOSE_TARGET"] * 2
+    assert [line.split(" ")[1] for line in warnings] == ["LINT_CSS_TARGET"] * 2
 
 
 def test_schema_out_writes_the_schema_file(tmp_path: Path) -> None:

@@ -29,6 +29,7 @@ STABLE_CODES = {
     "CredentialsInvalid": "CREDENTIALS_INVALID",
     "DefinitionChanged": "DEFINITION_CHANGED",
     "DisplayMissing": "DISPLAY_MISSING",
+    "ConfigInvalid": "CONFIG_INVALID",
     "EventLoopRunning": "EVENT_LOOP_RUNNING",
     "ExpectationFailed": "EXPECTATION_FAILED",
     "FileChanged": "FILE_CHANGED",

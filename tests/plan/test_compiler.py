@@ -294,7 +294,10 @@ def test_relative_start_without_base_url() -> None:
         plan_for(text, {"title": "x"})
 
 
-@pytest.mark.parametrize("base_url", ["127.0.0.1:8000", "http://[::1", "not a url", "/relative"])
+@pytest.mark.parametrize(
+    "base_url",
+    ["127.0.0.1:8000", "http://[::1", "not a url", "/relative", "htp://host", "ftp://host/"],
+)
 def test_a_base_url_that_is_not_absolute_is_invalid(base_url: str) -> None:
     with pytest.raises(ParamInvalid, match="base URL"):
         plan_for(SIMPLE, {"title": "x"}, base_url=base_url)

@@ -126,9 +126,35 @@ def test_missing_field_is_named() -> None:
     assert error.fix == "Add the missing field."
 
 
-def test_more_problems_are_counted() -> None:
+def test_every_problem_is_named() -> None:
     error = invalid("name: demo\n")
-    assert "(and 1 more problem)" in error.message
+    assert error.message == "tabs: missing field `tabs` (also: 1:1 steps: missing field `steps`)"
+
+
+def test_a_nested_typo_is_named_and_its_missing_echo_is_not() -> None:
+    error = invalid(VALID.replace("      target:\n", "      taget:\n"))
+    assert error.message == "steps[1].click.taget: unknown field `taget`; did you mean `target`?"
+    assert (error.context["line"], error.context["column"]) == (12, 7)
+
+
+def test_every_problem_of_a_step_each_with_its_place() -> None:
+    text = VALID.replace("name: Go", "name: Go\n      button: 4")
+    error = invalid(text.replace("role: button", "role: buton"))
+    assert error.message == (
+        "steps[1].click.target.role: unknown ARIA role 'buton'; did you mean 'button'? (also: "
+        "15:7 steps[1].click.button: Input should be 'left', 'right' or 'middle')"
+    )
+
+
+def test_an_unknown_role_is_refused_with_a_hint() -> None:
+    error = invalid(VALID.replace("role: button", "role: buton"))
+    assert error.context["path"] == "steps[1].click.target.role"
+    assert "unknown ARIA role 'buton'; did you mean 'button'?" in error.message
+
+
+def test_a_field_of_several_types_is_one_problem() -> None:
+    error = invalid(VALID.replace("tabs:", "params: {p: {default: [1]}}\ntabs:"))
+    assert error.message == ("params.p.default: expected one of the types: str, int, float, bool")
 
 
 def test_duplicate_keys_are_refused_with_the_second_position() -> None:
