@@ -90,7 +90,7 @@ def _report(imported: ImportedRecipe, to: Path) -> None:
                 err=True,
             )
         click.echo(format_error(exc), err=True)
-        sys.exit(EXIT_CODES["bad_input"])
+        sys.exit(EXIT_CODES["usage_error"])
     click.echo(f"ok: it validates. Run it: {_run_hint(imported, to)}")
 
 

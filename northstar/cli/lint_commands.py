@@ -61,7 +61,7 @@ def lint(recipes: tuple[str, ...], exit_zero: bool, page_sizes: tuple[str, ...])
         context = LintContext(page_sizes=_page_sizes(page_sizes) or None)
     except NorthstarError as exc:
         click.echo(format_error(exc), err=True)
-        sys.exit(EXIT_CODES["bad_input"])
+        sys.exit(EXIT_CODES["usage_error"])
     warned = invalid = 0
     for path in recipes:
         try:
@@ -70,7 +70,7 @@ def lint(recipes: tuple[str, ...], exit_zero: bool, page_sizes: tuple[str, ...])
             click.echo(format_error(exc), err=True)
             invalid += 1
     if invalid:
-        sys.exit(EXIT_CODES["bad_input"])
+        sys.exit(EXIT_CODES["usage_error"])
     sys.exit(1 if warned and not exit_zero else 0)
 
 
@@ -90,5 +90,5 @@ def schema(out: str | None) -> None:
     except OSError as exc:
         error = UsageInvalid(f"cannot write {out}: {exc.strerror}", fix="Choose another --out.")
         click.echo(format_error(error), err=True)
-        sys.exit(EXIT_CODES["bad_input"])
+        sys.exit(EXIT_CODES["usage_error"])
     click.echo(f"wrote {out}", err=True)
