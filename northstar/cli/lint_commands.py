@@ -14,8 +14,9 @@ from pathlib import Path
 
 import click
 
-from northstar.cli._output import EXIT_CODES, format_error
-from northstar.errors import NorthstarError, UsageInvalid
+from northstar.cli._output import EXIT_CODES, expected_errors, format_error
+from northstar.cli._writes import write_text
+from northstar.errors import NorthstarError, UsageInvalid, printable
 from northstar.lint.files import format_warning, lint_file
 from northstar.lint.rules import LintContext
 from northstar.recipe.schema import recipe_json_schema
@@ -29,7 +30,7 @@ def print_warnings(
     """Print the lint warnings of a valid recipe file; return how many there were."""
     warnings = lint_file(path, context)
     for warning in warnings:
-        echo(format_warning(warning))
+        echo(printable(format_warning(warning)))
     return len(warnings)
 
 
@@ -78,17 +79,13 @@ def lint(recipes: tuple[str, ...], exit_zero: bool, page_sizes: tuple[str, ...])
 @click.option(
     "--out", type=click.Path(dir_okay=False), help="Write the schema to this file (else stdout)."
 )
-def schema(out: str | None) -> None:
+@click.option("--force", is_flag=True, help="Replace the --out file if it exists.")
+def schema(out: str | None, force: bool) -> None:
     """Print the JSON Schema of the recipe format (draft 2020-12, for editors)."""
     text = json.dumps(recipe_json_schema(), indent=2) + "\n"
     if out is None:
         click.echo(text, nl=False)
         return
-    try:  # `.northstar/` (where the shipped recipes look) may not exist yet
-        Path(out).parent.mkdir(parents=True, exist_ok=True)
-        Path(out).write_text(text, encoding="utf-8")
-    except OSError as exc:
-        error = UsageInvalid(f"cannot write {out}: {exc.strerror}", fix="Choose another --out.")
-        click.echo(format_error(error), err=True)
-        sys.exit(EXIT_CODES["usage_error"])
+    with expected_errors():  # `.northstar/` (where the shipped recipes look) may not exist yet
+        write_text(Path(out), text, force=force, option="--out")
     click.echo(f"wrote {out}", err=True)

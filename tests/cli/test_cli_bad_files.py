@@ -1,8 +1,9 @@
 """Bad input files, as ``northstar run`` meets them in a process of its own.
 
-Each case must end at once with one coded line and exit 2 (``JOURNAL_ERROR``: exit 1, as
-documented), within 5 seconds and without growing the process's memory: a FIFO that
-would block for ever and ``/dev/zero`` that never ends are refused before any read. The
+Each case must end at once with one coded line (no raw control character in it) and exit
+2 (``JOURNAL_ERROR``: exit 9, as documented), within 5 seconds and without growing the
+process's memory: a FIFO that would block for ever and ``/dev/zero`` that never ends are
+refused before any read. The
 process runs under an address-space-free memory cap (``RLIMIT_DATA``) and its peak
 resident size is read from ``wait4``.
 """
@@ -33,6 +34,7 @@ name: bad-files
 params:
   title: {type: string, required: true}
   copies: {type: integer, default: 1}
+  ratio: {type: number, default: 1}
 tabs:
   site: {start: "http://127.0.0.1:9/?q={{ title }}"}
 steps:
@@ -97,6 +99,7 @@ def assert_one_coded_line(done: Finished, code: str, exit_code: int = 2) -> str:
     match = ERROR_LINE.match(lines[0])
     assert match is not None, lines[0]
     assert match["code"] == code, lines[0]
+    assert not any(ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 for c in lines[0]), lines[0]
     return lines[0]
 
 
@@ -148,6 +151,20 @@ def test_a_params_file_that_is_no_regular_file(tmp_path: Path, make: Maker, kind
     assert kind in assert_one_coded_line(done, "USAGE_INVALID")
 
 
+@pytest.mark.parametrize(
+    ("make", "kind"), [(fifo, "a FIFO"), (dev_zero, "a device"), (directory, "a directory")]
+)
+def test_a_journal_that_is_no_regular_file_is_a_journal_error_at_once(
+    tmp_path: Path, make: Maker, kind: str
+) -> None:
+    """A FIFO used to block `run` in open() for ever, deaf to SIGTERM."""
+    recipe = write(tmp_path, "recipe.yaml", RECIPE)
+    make(tmp_path, "journal.db")
+    for args in (("run", str(recipe), "-p", "title=A"), ("runs",)):
+        done = northstar_bounded(*args, cwd=tmp_path)
+        assert f"not a regular file ({kind})" in assert_one_coded_line(done, "JOURNAL_ERROR", 9)
+
+
 def test_a_csv_field_over_128_kib_is_read_and_its_rows_validated(tmp_path: Path) -> None:
     recipe = write(tmp_path, "recipe.yaml", RECIPE)
     # Row 1 holds a 200 KiB title; row 2 lacks the title, so the run stops at validation.
@@ -162,9 +179,19 @@ def test_a_csv_field_over_128_kib_is_read_and_its_rows_validated(tmp_path: Path)
         ("rows.csv", "title,copies\nA," + "9" * 5000 + "\n", "PARAM_INVALID", "4300 digits"),
         ("rows.json", '{"title": "A", "copies": ' + "9" * 5000 + "}", "USAGE_INVALID", "too long"),
         ("rows.json", '{"title": ' + "[" * 100_000 + "]" * 100_000 + "}", "USAGE_INVALID", "deep"),
+        # A value lost, cut or turned into something else: refused, never guessed at.
+        ("rows.csv", "title,copies,title\nA,1,B\n", "USAGE_INVALID", "names 'title' twice"),
+        ("rows.jsonl", '{"title": "A", "title": "B"}\n', "USAGE_INVALID", "names 'title' twice"),
+        ("rows.jsonl", '{"title": "A", "ratio": NaN}\n', "USAGE_INVALID", "holds NaN"),
+        ("rows.json", '{"title": "A", "ratio": 1e400}', "USAGE_INVALID", "too large to read"),
+        ("rows.csv", "title,ratio\nA,1e400\n", "PARAM_INVALID", "not a finite number"),
+        ("rows.csv", "title,ratio\nA,NaN\n", "PARAM_INVALID", "not a number"),
+        ("rows.csv", "title\nA\x00B\n", "USAGE_INVALID", "line 2 holds a NUL byte"),
+        ("rows.jsonl", '{"title": "A\\u0000B"}\n', "PARAM_INVALID", "holds a NUL byte"),
+        ("rows\x1b[2J\r.txt", "title\nA\n", "USAGE_INVALID", "rows\\x1b[2J\\x0d.txt"),
     ],
 )
-def test_numbers_and_nesting_past_the_limits(
+def test_numbers_nesting_and_values_a_run_cannot_take(
     tmp_path: Path, name: str, text: str, code: str, says: str
 ) -> None:
     recipe = write(tmp_path, "recipe.yaml", RECIPE)
@@ -189,12 +216,12 @@ def test_a_journal_truncated_to_nothing_is_a_journal_error(tmp_path: Path) -> No
     recipe = write(tmp_path, "recipe.yaml", RECIPE)
     (tmp_path / "journal.db").write_bytes(b"")
     done = northstar_bounded("run", str(recipe), "-p", "title=A", cwd=tmp_path)
-    assert "is empty" in assert_one_coded_line(done, "JOURNAL_ERROR", exit_code=1)
+    assert "is empty" in assert_one_coded_line(done, "JOURNAL_ERROR", exit_code=9)
     assert (tmp_path / "journal.db").read_bytes() == b""
 
 
 def test_reading_commands_refuse_a_truncated_journal_too(tmp_path: Path) -> None:
     (tmp_path / "journal.db").write_bytes(b"")
     done = northstar_bounded("runs", "--json", cwd=tmp_path)
-    assert_one_coded_line(done, "JOURNAL_ERROR", exit_code=1)
+    assert_one_coded_line(done, "JOURNAL_ERROR", exit_code=9)
     assert json.loads(done.stdout or "null") is None

@@ -192,3 +192,20 @@ def test_nested_json_is_a_usage_error(tmp_path: Path, depth: int) -> None:
 def test_a_list_value_in_a_row_is_a_usage_error(tmp_path: Path) -> None:
     with pytest.raises(UsageInvalid, match="row 2: the value of 'title' is a list"):
         read_params_source(write(tmp_path, "rows.jsonl", '{"title": "A"}\n{"title": [1]}\n'))
+
+
+@pytest.mark.parametrize(
+    ("spec", "value", "says"),
+    [
+        (Param(type="string"), "A\x00B", "holds a NUL byte"),
+        (Param(type="number"), float("nan"), "not a finite number"),
+        (Param(type="number"), float("inf"), "not a finite number"),
+        (Param(type="number"), "1e400", "not a finite number"),
+    ],
+)
+def test_values_from_any_caller_that_a_run_cannot_take_are_refused(
+    spec: Param, value: object, says: str
+) -> None:
+    """The API and MCP hand values over typed, not through a params file: same refusal."""
+    with pytest.raises(ParamInvalid, match=says):
+        coerce_params({"value": spec}, {"value": value})
