@@ -71,7 +71,7 @@ def _check_lines(reason: StopReason) -> list[str]:
     if reason.expected is not None:
         lines.append(f"  expected: {reason.expected}")
         lines.append(f"  found:    {reason.found or '(not shown: see the reason)'}")
-    if reason.message and reason.message != reason.expected:
+    if reason.message and not reason.said_by_check and reason.message != reason.expected:
         lines.append(f"  reason:   {reason.message}")
     return lines
 

@@ -247,6 +247,7 @@ class StopReason:
     found: str | None = None
     files: tuple[str, ...] = ()
     about_page: bool = True  # False: no page came back (one line, no expected and found)
+    said_by_check: bool = False  # the message is the failed check's own text: not repeated
 
     def to_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self.__slots__}
@@ -501,6 +502,7 @@ def _iteration_reason(view: IterationView, files: ArtifactFiles) -> StopReason:
         expected=expected,
         found=found,
         files=tuple(str(path) for path in paths),
+        said_by_check=error is not None and error.get("message") == view.reason,
     )
 
 

@@ -210,6 +210,10 @@ def test_a_check_that_failed_shows_expected_and_found() -> None:
         "details: northstar show r-0123456789ab  (or northstar report r-0123456789ab for a page)",
     ]
     assert ending.rest_text() == "18 of 20: 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, ..."
+    # The reason that is the failed check's own text is not printed twice.
+    said = dataclasses.replace(reason, said_by_check=True)
+    again = ending_of(facts, {"verified": 2, "failed": 1}, (said,), tuple(range(4, 14)))
+    assert not any(line.startswith("  reason:") for line in ending_lines(again))
 
 
 def test_expected_and_found_come_from_the_failed_evidence_or_playwrights_text() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -209,3 +210,32 @@ def test_values_from_any_caller_that_a_run_cannot_take_are_refused(
     """The API and MCP hand values over typed, not through a params file: same refusal."""
     with pytest.raises(ParamInvalid, match=says):
         coerce_params({"value": spec}, {"value": value})
+
+
+ROW_SPECS = {"title": Param(type="string", required=True), "ratio": Param(type="number")}
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "error", "says"),
+    [
+        ("rows.csv", "title,ratio,title\nA,1,B\n", UsageInvalid, "the header names 'title' twice"),
+        ("rows.jsonl", '{"title": "A", "title": "B"}\n', UsageInvalid, "row 1 names 'title' twice"),
+        ("rows.json", '[{"title": "A", "title": "B"}]', UsageInvalid, "names 'title' twice"),
+        ("rows.jsonl", '{"title": "A", "ratio": NaN}\n', UsageInvalid, "row 1 holds NaN"),
+        ("rows.json", '{"title": "A", "ratio": -Infinity}', UsageInvalid, "holds -Infinity"),
+        ("rows.json", '{"title": "A", "ratio": 1e400}', UsageInvalid, "number too large to read"),
+        ("rows.csv", "title,ratio\nA,1e400\n", ParamInvalid, "not a finite number"),
+        ("rows.csv", "title,ratio\nA,NaN\n", ParamInvalid, "not a number"),
+        ("rows.csv", "title\nA\x00B\n", UsageInvalid, "line 2 holds a NUL byte"),
+        ("rows.jsonl", '{"title": "A"}\n{"title": "A\\u0000B"}\n', ParamInvalid, "NUL byte"),
+    ],
+)
+def test_a_params_file_that_would_lose_cut_or_change_a_value_is_refused(
+    tmp_path: Path, name: str, text: str, error: type[Exception], says: str
+) -> None:
+    def read_and_check() -> None:
+        source = read_params_source(write(tmp_path, name, text))
+        validate_rows(ROW_SPECS, source.rows or [source.constant], {})
+
+    with pytest.raises(error, match=re.escape(says)):
+        read_and_check()
