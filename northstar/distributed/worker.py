@@ -301,6 +301,13 @@ class Worker:
             self._log_ending(record.run_id)
 
     def _log_ending(self, run_id: str) -> None:
-        """The run's ending as the journal has it (the lines ``run --queue`` prints)."""
-        ending = read_ending(self.journal_url, run_id, is_alive=lambda pid: True)
+        """The run's ending as the journal has it (the lines ``run --queue`` prints).
+
+        Only a log line: a journal that cannot be read for it changes nothing recorded.
+        """
+        try:
+            ending = read_ending(self.journal_url, run_id, is_alive=lambda pid: True)
+        except NorthstarError as exc:
+            log.warning("run_ending_unread", worker=self.name, code=exc.code)
+            return
         log.info("run_ended", worker=self.name, **ending.to_dict())
