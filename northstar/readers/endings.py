@@ -349,8 +349,7 @@ def read_ending(
     """The run's ending from the journal, in a bounded number of rows whatever its length."""
     with queries._open_readonly(path) as conn:
         summary = queries._summary(bounded._run_row(conn, path, run_id), is_alive)
-        states = _states(conn, run_id)
-        tally = _verified_tally(conn, run_id)
+        tally = _tally(conn, run_id)
         rows = conn.execute(
             f"SELECT {bounded._ITERATION_COLUMNS} FROM iterations WHERE run_id = ? "
             "AND state <> 'verified' ORDER BY number LIMIT ?",
@@ -358,7 +357,7 @@ def read_ending(
         ).fetchall()
         problems = bounded._fold(conn, run_id, rows, summary.effective_status)
         stopped = _run_stopped(conn, run_id)
-        unstarted = _first_not_started(conn, run_id, summary.total_iterations)
+        unstarted = _first_not_started(conn, run_id, summary.total_iterations, tally)
     files = ArtifactFiles(run_artifacts_dir(path, run_id))
     reasons = _deciding_first(
         [_iteration_reason(view, files) for view in problems], summary.effective_status
@@ -366,9 +365,9 @@ def read_ending(
     if stopped is not None:
         reasons.insert(0, _run_reason(stopped))
     return replace(
-        ending_of(summary, states, tuple(reasons), unstarted, table),
-        evidence_count=tally[0],
-        model_calls=tally[1],
+        ending_of(summary, tally.states, tuple(reasons), unstarted, table),
+        evidence_count=tally.evidence,
+        model_calls=tally.model_calls,
     )
 
 
@@ -411,14 +410,6 @@ def _deciding_first(reasons: list[StopReason], status: str) -> list[StopReason]:
     return sorted(reasons, key=lambda reason: reason.state != wanted)
 
 
-def _states(conn: Any, run_id: str) -> dict[str, int]:
-    rows = conn.execute(
-        "SELECT state, count(*) FROM iterations WHERE run_id = ? GROUP BY state ORDER BY state",
-        (run_id,),
-    ).fetchall()
-    return {str(state): int(count) for state, count in rows}
-
-
 def _placed(reason: StopReason, table: Sequence[Ending]) -> StopReason:
     """A reason whose code is not about a page keeps no expected and found."""
     if row_for_code(reason.code, table).one_line:
@@ -426,14 +417,34 @@ def _placed(reason: StopReason, table: Sequence[Ending]) -> StopReason:
     return reason
 
 
-def _verified_tally(conn: Any, run_id: str) -> tuple[int, int | None]:
-    """Evidence and model calls summed over verified iterations (unknown calls: ``None``)."""
-    row = conn.execute(
-        "SELECT coalesce(sum(evidence_count), 0), count(*) - count(model_calls), "
-        "coalesce(sum(model_calls), 0) FROM iterations WHERE run_id = ? AND state = 'verified'",
+@dataclass(frozen=True, slots=True)
+class _Tally:
+    """One pass over a run's iterations: counts by state, the verified ones' evidence and
+    model calls (``None`` if any did not report them), how many rows and the highest number."""
+
+    states: dict[str, int]
+    evidence: int
+    model_calls: int | None
+    rows: int
+    highest: int
+
+
+def _tally(conn: Any, run_id: str) -> _Tally:
+    rows = conn.execute(
+        "SELECT state, count(*), max(number), coalesce(sum(evidence_count), 0), "
+        "count(*) - count(model_calls), coalesce(sum(model_calls), 0) "
+        "FROM iterations WHERE run_id = ? GROUP BY state ORDER BY state",
         (run_id,),
-    ).fetchone()
-    return int(row[0]), None if int(row[1]) else int(row[2])
+    ).fetchall()
+    states = {str(row[0]): int(row[1]) for row in rows}
+    verified = next((row for row in rows if row[0] == "verified"), (None, 0, 0, 0, 0, 0))
+    return _Tally(
+        states,
+        evidence=int(verified[3]),
+        model_calls=None if int(verified[4]) else int(verified[5]),
+        rows=sum(states.values()),
+        highest=max((int(row[2]) for row in rows), default=0),
+    )
 
 
 def _run_stopped(conn: Any, run_id: str) -> dict[str, Any] | None:
@@ -450,13 +461,10 @@ def _run_stopped(conn: Any, run_id: str) -> dict[str, Any] | None:
     return payload if isinstance(payload, dict) else None
 
 
-def _first_not_started(conn: Any, run_id: str, total: int) -> tuple[int, ...]:
+def _first_not_started(conn: Any, run_id: str, total: int, tally: _Tally) -> tuple[int, ...]:
     """Up to ten numbers in ``1..total`` with no iteration row; the gaps are rare."""
-    row = conn.execute(
-        "SELECT count(*), max(number) FROM iterations WHERE run_id = ?", (run_id,)
-    ).fetchone()
-    count, highest = int(row[0]), int(row[1] or 0)
-    if count == highest:  # no gaps below the highest: the rest follow it
+    highest = tally.highest
+    if tally.rows == highest:  # no gaps below the highest: the rest follow it
         return tuple(range(highest + 1, min(total, highest + _SHOWN_REASONS) + 1))
     found: list[int] = []
     expected = 1
