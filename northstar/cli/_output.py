@@ -54,6 +54,8 @@ __all__ = [
 ]
 
 EXIT_CODES = {row.name: row.exit_code for row in ENDINGS}
+# The names these statuses had before the table of endings, kept for scripts that use them.
+EXIT_CODES |= {"bad_input": EXIT_CODES["usage_error"], "blocked": EXIT_CODES["unknown_outcome"]}
 
 
 def exit_code_for_error(error: NorthstarError) -> int:
