@@ -7,6 +7,7 @@ stays attached for debugging while the core sees a stable code.
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator, Collection
 from contextlib import asynccontextmanager
 
@@ -19,6 +20,7 @@ from northstar.errors import (
     NavigationFailed,
     NorthstarError,
     OriginBlocked,
+    SiteUnreachable,
     TabClosed,
     TargetAmbiguous,
 )
@@ -27,6 +29,24 @@ from northstar.redaction import redact
 __all__ = ["converted_errors", "short_message"]
 
 _CLOSED = ("Target page, context or browser has been closed", "Target closed", "has been closed")
+# Chromium's network errors where no page came back at all: the site, not the page, failed.
+_NET_ERROR = re.compile(r"net::(?P<name>ERR_[A-Z0-9_]+)(?: at (?P<url>\S+))?")
+_UNREACHABLE = (
+    ("ERR_CONNECTION_", "the connection failed"),
+    ("ERR_NAME_", "the host name did not resolve"),
+    ("ERR_ADDRESS_", "the address cannot be reached"),
+    ("ERR_INTERNET_DISCONNECTED", "this machine is offline"),
+    ("ERR_NETWORK_", "the network failed"),
+    ("ERR_TIMED_OUT", "the connection timed out"),
+    ("ERR_EMPTY_RESPONSE", "the server closed the connection without an answer"),
+    ("ERR_SSL_", "the TLS handshake failed"),
+    ("ERR_CERT_", "the TLS certificate was refused"),
+    ("ERR_BAD_SSL_", "the TLS handshake failed"),
+    ("ERR_PROXY_", "the proxy failed"),
+    ("ERR_TUNNEL_", "the proxy tunnel failed"),
+    ("ERR_SOCKS_", "the SOCKS proxy failed"),
+    ("ERR_UNSAFE_PORT", "Chromium refuses to connect to that port"),
+)
 
 
 @asynccontextmanager
@@ -77,6 +97,24 @@ def _classify(
         return TabClosed(f"{what}: the tab {tab!r} was closed", tab=tab)
     if "strict mode violation" in message:
         return TargetAmbiguous(f"{what}: more than one element matches", tab=tab)
+    unreachable = _unreachable(message, what, tab)
+    if unreachable is not None:
+        return unreachable
     if navigation or "net::ERR" in message:
         return NavigationFailed(f"{what}: {message}", tab=tab)
     return ActionFailed(f"{what}: {message}", tab=tab)
+
+
+def _unreachable(message: str, what: str, tab: str) -> SiteUnreachable | None:
+    """``SITE_UNREACHABLE`` for a network error where no page came back (refused, DNS, TLS)."""
+    found = _NET_ERROR.search(message)
+    if found is None:
+        return None
+    name = found["name"]
+    words = next((said for prefix, said in _UNREACHABLE if name.startswith(prefix)), None)
+    if words is None:
+        return None
+    url = found["url"] or what.removeprefix("goto ")
+    return SiteUnreachable(
+        f"{url} could not be reached: {words} ({name})", tab=tab, url=url, net_error=name
+    )

@@ -23,9 +23,10 @@ from typing import Any
 from northstar.browser.settings import BrowserSettings
 from northstar.composition import load_compiled, run_recipe
 from northstar.errors import EventLoopRunning, NorthstarError
-from northstar.journal.paths import resolve_journal_path
+from northstar.journal.paths import resolve_journal
 from northstar.logs import library_logging
 from northstar.plan.compiler import CompiledRecipe
+from northstar.readers.endings import RunEnding, read_ending
 from northstar.results import IterationResult
 from northstar.run.execution import RunOutcome, RunRequest, StopSignal
 from northstar.run.requests import RunInputs, build_run_request
@@ -39,22 +40,33 @@ Params = Mapping[str, Any] | Sequence[Mapping[str, Any]]
 class RunResult:
     """What a run did, as recorded in the journal.
 
-    ``state`` is the run's status: ``verified`` (every requested iteration verified),
-    ``failed``, ``needs_review``, ``blocked`` (an unknown outcome: reconcile, then resume)
-    or ``stopped``. ``iterations`` holds each iteration that ran, in order, with its
-    ``verified`` flag, ``outputs``, ``reason_code``/``reason`` and step results.
-    ``credential`` is what ``northstar reconcile``/``resume`` ask for; it is kept out of
-    ``repr`` so printing a result never shows it.
+    ``ending`` is the run's ending as the journal holds it (``northstar.readers.endings``:
+    the same facts ``northstar run`` prints and ``northstar show --json`` reads): its
+    ``status``, ``verified``/``recorded``/``total`` counts, the stop reason's ``code``
+    and message with its iteration, step, file or URL, the ``exit_code`` the CLI would
+    end with and ``next_command()``. ``state`` is that status: ``verified`` (every
+    requested iteration verified), ``failed``, ``needs_review``, ``blocked`` (an unknown
+    outcome: reconcile, then resume) or ``stopped``. ``iterations`` holds the results this
+    process kept, in order, with their ``outputs`` and step results. ``credential`` is
+    what ``northstar reconcile``/``resume`` ask for; it is kept out of ``repr`` so
+    printing a result never shows it.
     """
 
     run_id: str
-    state: str
+    ending: RunEnding
     iterations: tuple[IterationResult, ...]
-    requested: int
-    journal: Path
+    journal: Path | str
     error: NorthstarError | None = None
     artifacts: Path | None = None
     credential: str = field(default="", repr=False)
+
+    @property
+    def state(self) -> str:
+        return self.ending.status
+
+    @property
+    def requested(self) -> int:
+        return self.ending.total
 
     @property
     def verified(self) -> bool:
@@ -63,7 +75,7 @@ class RunResult:
 
     @property
     def outputs(self) -> list[tuple[int, str, str]]:
-        """``(iteration, name, value)`` for every output of every verified iteration."""
+        """``(iteration, name, value)`` for every output of every verified iteration kept."""
         return [
             (result.iteration, name, value)
             for result in self.iterations
@@ -123,7 +135,7 @@ async def run(
         storage_state=base.storage_state or request.profile,
     )
     outcome = await run_recipe(request, browser=settings, journal_path=journal, stop=stop)
-    return run_result(outcome, request, resolve_journal_path(journal))
+    return run_result(outcome, resolve_journal(journal))
 
 
 def run_sync(recipe: str | Path, **options: Any) -> RunResult:
@@ -180,13 +192,12 @@ def build_request(
     )
 
 
-def run_result(outcome: RunOutcome, request: RunRequest, journal: Path) -> RunResult:
-    """The public view of a run's outcome."""
+def run_result(outcome: RunOutcome, journal: Path | str) -> RunResult:
+    """The public view of a run's outcome: its ending read back from the journal."""
     return RunResult(
         run_id=outcome.run_id,
-        state=outcome.status,
+        ending=read_ending(journal, outcome.run_id),
         iterations=tuple(outcome.results),
-        requested=request.repeat.count,
         journal=journal,
         error=outcome.error,
         artifacts=outcome.artifacts,

@@ -31,6 +31,7 @@ The CLI prints ``code``, message and fix on one line each and never a traceback.
     │   ├── TargetAmbiguous               TARGET_AMBIGUOUS
     │   ├── StaleReference                STALE_REFERENCE
     │   ├── NavigationFailed              NAVIGATION_FAILED
+    │   │   └── SiteUnreachable           SITE_UNREACHABLE
     │   └── ActionFailed                  ACTION_FAILED
     │       └── OptionMissing             OPTION_MISSING
     ├── VerificationError                 an outcome could not be shown
@@ -45,10 +46,13 @@ The CLI prints ``code``, message and fix on one line each and never a traceback.
     └── JournalError                      JOURNAL_ERROR, RUN_NOT_FOUND
 
 Secret values never enter an error: callers pass names and descriptions, not values.
+``error_line`` is the one line every front end prints for an error, with control
+characters shown as escapes (``printable``), so a message cannot rewrite a terminal.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -86,6 +90,7 @@ __all__ = [
     "RepeatOptionsInvalid",
     "RunBlocked",
     "RunNotFound",
+    "SiteUnreachable",
     "StaleReference",
     "TabClosed",
     "TargetAmbiguous",
@@ -93,9 +98,24 @@ __all__ = [
     "UsageInvalid",
     "VerificationError",
     "error_class_for_code",
+    "error_line",
+    "fix_text",
+    "printable",
 ]
 
-_CONTEXT_KEYS = ("run_id", "iteration", "step", "tab", "file", "line", "column", "path", "status")
+_CONTEXT_KEYS = (
+    "run_id",
+    "iteration",
+    "step",
+    "tab",
+    "file",
+    "line",
+    "column",
+    "path",
+    "status",
+    "url",
+    "net_error",
+)
 
 
 class NorthstarError(Exception):
@@ -293,6 +313,17 @@ class NavigationFailed(BrowserError):
     default_fix = "Check that the site is up and the URL is right."
 
 
+class SiteUnreachable(NavigationFailed):
+    """No page came back: the connection was refused, the name did not resolve, TLS failed.
+
+    Not about a page or the recipe: ``url`` is where the browser went and ``net_error``
+    Chromium's name for what happened (``ERR_CONNECTION_REFUSED``).
+    """
+
+    code = "SITE_UNREACHABLE"
+    default_fix = "Check that the site is up and reachable from this machine, then resume the run."
+
+
 class ActionFailed(BrowserError):
     code = "ACTION_FAILED"
     default_fix = "Check that the target is visible, enabled and of the kind the step expects."
@@ -383,6 +414,31 @@ def _all_subclasses(cls: type[NorthstarError]) -> list[type[NorthstarError]]:
         found.append(sub)
         found.extend(_all_subclasses(sub))
     return found
+
+
+# C0 and C1 controls, DEL, and the marks that reorder or break a line on a terminal.
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: str) -> str:
+    """``text`` with control characters shown as escapes (``\\x1b``): one line stays one line."""
+    return _UNPRINTABLE.sub(_escape, text)
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def fix_text(error: NorthstarError) -> str:
+    """The error's fix with the real run id in place of the ``RUN_ID`` placeholder, if known."""
+    run_id = error.context.get("run_id")
+    return error.fix.replace("RUN_ID", str(run_id)) if run_id else error.fix
+
+
+def error_line(error: NorthstarError) -> str:
+    """The one line for an error, as the CLI, the MCP server and the test plugin print it."""
+    return printable(f"error[{error.code}] {error.where()}{error.message} (fix: {fix_text(error)})")
 
 
 def error_class_for_code(code: str) -> type[NorthstarError]:

@@ -171,23 +171,19 @@ def _first_paragraph(cls: type[Any]) -> str:
 # ---------------------------------------------------------------------------- exit codes
 
 
-def exit_codes_page(codes: Mapping[str, int]) -> str:
-    """The CLI's exit codes, by the run status each one stands for."""
-    meaning = {
-        "verified": "every requested iteration verified",
-        "not_verified": "an iteration was not verified, the run broke (a binding changed), "
-        "or the journal cannot be used",
-        "bad_input": "bad input or usage: nothing was started",
-        "needs_review": "needs review: an output could not be saved, or a reconcile was "
-        "inconclusive",
-        "blocked": "blocked: a submission's outcome is unknown (or still settling) and "
-        "must be reconciled",
-        "stopped": "stopped by Ctrl-C or SIGTERM",
-    }
-    lines = [_NOTICE, "# Exit codes", "", "| exit code | status | meaning |", "| --- | --- | --- |"]
-    for status, code in sorted(codes.items(), key=lambda item: item[1]):
-        lines.append(f"| {code} | `{status}` | {meaning.get(status, '')} |")
-    return "\n".join(lines) + "\n"
+def exit_codes_page(table: str) -> str:
+    """Every way a run ends, with its exit status: the run engine's own table of endings."""
+    lines = [
+        _NOTICE,
+        "# Exit codes and run endings",
+        "",
+        "Every way a run ends, the codes that lead to it, the exit status of `northstar run`",
+        "(and `resume`) and what to do next. [How a run ends](../how-to/run-endings.md) explains",
+        "the last lines a run prints and how to script around them.",
+        "",
+        table,
+    ]
+    return "\n".join(lines)
 
 
 # ---------------------------------------------------------------------------- the schema
@@ -311,14 +307,15 @@ def benchmark_page(results: Mapping[str, Any]) -> str:
 def generated_pages() -> dict[str, str]:
     """Every generated page by its path under ``docs/``, read from the code as it is now."""
     from northstar.cli import cli
-    from northstar.cli._output import EXIT_CODES, exit_code_for_error
+    from northstar.cli._output import exit_code_for_error
     from northstar.errors import NorthstarError
+    from northstar.readers.ending_text import endings_table
 
     return {
         "reference/cli.md": cli_page(cli),
         "reference/errors.md": errors_page(NorthstarError, exit_code_for_error),
         "reference/recipe-schema.md": schema_page(recipe_schema()),
-        "reference/exit-codes.md": exit_codes_page(EXIT_CODES),
+        "reference/exit-codes.md": exit_codes_page(endings_table()),
         "benchmarks/current.md": benchmark_page(json.loads(BENCHMARK_RESULTS.read_text())),
     }
 

@@ -139,13 +139,13 @@ class CaseItem(pytest.Function):
     def repr_failure(
         self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None
     ) -> str | Any:
-        from northstar.errors import NorthstarError
+        from northstar.errors import NorthstarError, error_line
 
         error = excinfo.value
         if isinstance(error, CaseFailed):
             return error.replay.explain()
         if isinstance(error, NorthstarError):  # the case could not even start (a secret...)
-            return f"error[{error.code}] {error.where()}{error.message} (fix: {error.fix})"
+            return error_line(error)
         return super().repr_failure(excinfo)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:

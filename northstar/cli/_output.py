@@ -1,12 +1,20 @@
-"""What the CLI prints: one-line errors, step lines, run summaries, and exit codes.
+"""What the CLI prints: one-line errors, step lines, a run's ending, and exit codes.
 
-Exit codes (the documentation's exit code page is generated from ``EXIT_CODES``):
+A run's last lines, its ``--json`` summary and the process's exit status come from the
+journal through ``northstar.readers.endings`` (``report_ending``), never from counts kept
+here. The exit statuses are the table of endings there (the documentation's exit code page
+is generated from it):
 
     0   every iteration verified
-    1   an iteration was not verified, or the run broke (binding changed)
+    1   an iteration was not verified
     2   bad input or usage: nothing was started
     3   needs review (an output could not be saved, an inconclusive reconcile)
-    4   blocked: an unknown outcome must be reconciled first
+    4   blocked: an unknown outcome must be reconciled first (or the run was interrupted)
+    5   stopped by its binding: the definition, a selected file or the profile changed
+    6   a page tried to leave its origins (ORIGIN_BLOCKED)
+    7   the site could not be reached (SITE_UNREACHABLE)
+    8   the browser closed, or could not be started
+    9   the journal cannot be used (JOURNAL_ERROR)
     130 stopped by Ctrl-C or SIGTERM
 """
 
@@ -16,13 +24,16 @@ import json
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from os import PathLike
 from typing import TYPE_CHECKING, Any
 
 import click
 import structlog
 
-from northstar.errors import InputError, NorthstarError, RunBlocked
+from northstar.errors import NorthstarError, error_line, fix_text, printable
 from northstar.logs import json_logging
+from northstar.readers.ending_text import ending_lines
+from northstar.readers.endings import ENDINGS, RunEnding, ending_for, ending_for_error, read_ending
 from northstar.results import IterationResult, StepResult, StepStatus
 
 if TYPE_CHECKING:  # the run machinery loads after `northstar run` has started its driver
@@ -38,43 +49,29 @@ __all__ = [
     "notice",
     "outcome_to_dict",
     "print_result",
+    "report_ending",
     "report_error",
-    "report_outcome",
     "step_line",
 ]
 
-EXIT_CODES = {
-    "verified": 0,
-    "not_verified": 1,
-    "bad_input": 2,
-    "needs_review": 3,
-    "blocked": 4,
-    "stopped": 130,
-}
+EXIT_CODES = {row.name: row.exit_code for row in ENDINGS}
+# The names these statuses had before the table of endings, kept for scripts that use them.
+EXIT_CODES |= {"bad_input": EXIT_CODES["usage_error"], "blocked": EXIT_CODES["unknown_outcome"]}
 
 
 def exit_code_for_error(error: NorthstarError) -> int:
-    if isinstance(error, InputError):
-        return EXIT_CODES["bad_input"]
-    if isinstance(error, RunBlocked):
-        return EXIT_CODES["blocked"]
-    return EXIT_CODES["not_verified"]
+    """The exit status of a command that ended with ``error`` (the table of endings)."""
+    return ending_for_error(error).exit_code
 
 
 def exit_code_for_status(status: str) -> int:
-    """A run's status as the process's exit code."""
-    return EXIT_CODES.get(status, EXIT_CODES["not_verified"])
-
-
-def fix_text(error: NorthstarError) -> str:
-    """The error's fix with the real run id in place of the ``RUN_ID`` placeholder, if known."""
-    run_id = error.context.get("run_id")
-    return error.fix.replace("RUN_ID", str(run_id)) if run_id else error.fix
+    """A run's status as the process's exit code, when no stop reason tells more."""
+    return ending_for(status, None).exit_code
 
 
 def format_error(error: NorthstarError) -> str:
-    """One line: code, place, message and the fix."""
-    return f"error[{error.code}] {error.where()}{error.message} (fix: {fix_text(error)})"
+    """One line: code, place, message and the fix (control characters escaped)."""
+    return error_line(error)
 
 
 def report_error(error: NorthstarError) -> None:
@@ -109,14 +106,14 @@ def step_line(step: StepResult) -> str:
         line += f" ({step.attempts} attempts)"
     if step.error:
         line += f"  {step.error['code']}: {step.error['message']}"
-    return line
+    return printable(line)
 
 
 def print_result(result: IterationResult, *, echo: Callable[[str], None]) -> None:
     for step in result.steps:
         echo(step_line(step))
     for name, value in result.outputs.items():
-        echo(f"  output {name} = {value}")
+        echo(printable(f"  output {name} = {value}"))
     verdict = "verified" if result.verified else f"NOT verified ({result.state})"
     echo(
         f"iteration {result.iteration}: {verdict} in {result.duration_ms / 1000:.2f} s, "
@@ -125,16 +122,10 @@ def print_result(result: IterationResult, *, echo: Callable[[str], None]) -> Non
     )
 
 
-def outcome_to_dict(outcome: RunOutcome) -> dict[str, Any]:
-    summary = outcome.summary
-    return {
-        "run_id": outcome.run_id,
-        "status": outcome.status,
-        "requested": summary.requested,
-        "verified": summary.verified_count,
-        "evidence_count": summary.evidence_count,
-        "model_calls": summary.model_calls,
-        "outputs": [{"iteration": i, "name": k, "value": v} for i, k, v in summary.outputs],
+def outcome_to_dict(outcome: RunOutcome, ending: RunEnding) -> dict[str, Any]:
+    """``--json``: the ending (the journal's counts and reason), then this process's results."""
+    return ending.to_dict() | {
+        "outputs": [{"iteration": i, "name": k, "value": v} for i, k, v in outcome.summary.outputs],
         "iterations": [result.to_dict() for result in outcome.results],
         "error": _error_dict(outcome.error, outcome.run_id),
         "artifacts": str(outcome.artifacts) if outcome.artifacts else None,
@@ -148,15 +139,23 @@ def _error_dict(error: NorthstarError | None, run_id: str) -> dict[str, Any] | N
     return error.to_dict() | {"fix": fix_text(error)}
 
 
-def report_outcome(outcome: RunOutcome, *, as_json: bool, echo: Callable[[str], None]) -> None:
+def report_ending(
+    outcome: RunOutcome,
+    journal: str | PathLike[str],
+    *,
+    as_json: bool,
+    echo: Callable[[str], None],
+) -> int:
+    """Print how the run ended, as the journal has it; the exit status to end with.
+
+    A run of one iteration also shows its steps (from this process's result).
+    """
+    ending = read_ending(journal, outcome.run_id)
     if as_json:
-        echo(json.dumps(outcome_to_dict(outcome), indent=2, default=str))
-        return
-    if len(outcome.results) == 1:
-        print_result(outcome.results[0], echo=echo)
-    if outcome.error is not None and len(outcome.results) != 1:
-        echo(format_error(outcome.error.with_context(run_id=outcome.run_id)))
-    echo(
-        f"run {outcome.run_id}: {outcome.status}, {outcome.summary.verified_count} of "
-        f"{outcome.summary.requested} iterations verified"
-    )
+        echo(json.dumps(outcome_to_dict(outcome, ending), indent=2, default=str))
+    else:
+        if ending.total == 1 and len(outcome.results) == 1:
+            print_result(outcome.results[0], echo=echo)
+        for line in ending_lines(ending):
+            echo(line)
+    return exit_code_for_status(ending.status) if ending.exit_code is None else ending.exit_code

@@ -19,6 +19,7 @@ import click
 from northstar.authoring import ImportedRecipe, import_codegen
 from northstar.authoring.recorder import record, recorder_command, run_process
 from northstar.cli._output import EXIT_CODES, expected_errors, format_error
+from northstar.cli._writes import refuse_unsafe_target, write_text
 from northstar.composition import load_compiled, recorder_browser
 from northstar.errors import NorthstarError, UsageInvalid
 
@@ -50,7 +51,7 @@ def import_codegen_command(script: Path, to: Path, name: str | None, force: bool
 def codegen(url: str, to: Path, name: str | None, force: bool, browser: str | None) -> None:
     """Record in Playwright's recorder, then convert its script into a recipe."""
     with expected_errors():
-        _refuse_existing(to, force)
+        refuse_unsafe_target(to, force=force, option="--to")  # before a person records anything
         with tempfile.TemporaryDirectory(prefix="northstar-codegen-") as folder:
             output = Path(folder) / "recording.py"
             command = recorder_command(
@@ -67,9 +68,7 @@ def _write_and_check(text: str, to: Path, name: str | None, force: bool, *, sour
             f"{recipe_name!r} is not a recipe name", fix="Use --name with a-z, 0-9, - _ ."
         )
     imported = import_codegen(text, name=recipe_name, source=source)
-    _refuse_existing(to, force)
-    to.parent.mkdir(parents=True, exist_ok=True)
-    to.write_text(imported.text, encoding="utf-8")
+    write_text(to, imported.text, force=force, option="--to")
     _report(imported, to)
 
 
@@ -90,7 +89,7 @@ def _report(imported: ImportedRecipe, to: Path) -> None:
                 err=True,
             )
         click.echo(format_error(exc), err=True)
-        sys.exit(EXIT_CODES["bad_input"])
+        sys.exit(EXIT_CODES["usage_error"])
     click.echo(f"ok: it validates. Run it: {_run_hint(imported, to)}")
 
 
@@ -99,11 +98,6 @@ def _run_hint(imported: ImportedRecipe, to: Path) -> str:
     if imported.site is not None:
         hint += f" --base-url {imported.site}"
     return hint + "".join(f" -p {name}=..." for name in imported.secret_params)
-
-
-def _refuse_existing(to: Path, force: bool) -> None:
-    if to.exists() and not force:
-        raise UsageInvalid(f"{to} already exists", fix="Choose another --to, or pass --force.")
 
 
 def _read_script(script: Path) -> str:

@@ -19,6 +19,8 @@ from northstar.cli._options import journal_option
 from northstar.cli._output import exit_code_for_status, expected_errors
 from northstar.errors import UsageInvalid
 from northstar.journal.paths import is_postgres_url, resolve_journal
+from northstar.readers.ending_text import ending_lines
+from northstar.readers.endings import read_ending
 from northstar.run.execution import RunRequest
 
 __all__ = ["run_queued", "worker"]
@@ -65,10 +67,11 @@ def run_queued(request: RunRequest, options: dict[str, Any]) -> None:
                 total = detail.summary.total_iterations
                 click.echo(f"iteration {view.number}/{total}: {view.state}", err=True)
 
-    final = asyncio.run(wait_for_run(url, run_id, every=0.5, on_change=progress))
-    summary = final.summary
-    click.echo(f"run {run_id}: {summary.status}, {summary.iterations_verified} verified")
-    sys.exit(exit_code_for_status(summary.status))
+    asyncio.run(wait_for_run(url, run_id, every=0.5, on_change=progress))
+    ending = read_ending(url, run_id, is_alive=lambda pid: True)  # its workers may be elsewhere
+    for line in ending_lines(ending):
+        click.echo(line)
+    sys.exit(ending.exit_code if ending.exit_code is not None else exit_code_for_status("failed"))
 
 
 @click.command()

@@ -19,6 +19,8 @@ from northstar.readers.artifacts import ArtifactFiles
 from northstar.readers.bounded import iteration_pages, read_window, window_reader
 from northstar.readers.changes import change_lines
 from northstar.readers.diagnoses import read_diagnoses, render_diagnoses
+from northstar.readers.ending_text import ending_lines
+from northstar.readers.endings import read_ending
 from northstar.readers.rendering import header_lines, iteration_lines
 from northstar.readers.views import RunDetail
 
@@ -70,6 +72,7 @@ def show(run_id: str, journal: str | None, as_json: bool, last: int, show_all: b
             click.echo(readers.render_run(detail, run_artifacts_dir(path, run_id)))
             if diagnoses:
                 click.echo(render_diagnoses(diagnoses))
+            _echo_ending(path, run_id)
 
 
 def _show_every_iteration(path: str | Path, detail: RunDetail) -> None:
@@ -110,7 +113,15 @@ def watch(run_id: str, journal: str | None, every: float) -> None:
                 read=window_reader(),
             )
         )
-        sys.exit(0 if detail.summary.effective_status == "verified" else 1)
+        sys.exit(_echo_ending(resolve_journal(journal), detail.run_id) or 0)
+
+
+def _echo_ending(path: str | Path, run_id: str) -> int | None:
+    """A final run's ending lines (as ``run`` printed them); its exit status."""
+    ending = read_ending(path, run_id)
+    if ending.final:
+        click.echo("\n".join(ending_lines(ending)))
+    return ending.exit_code
 
 
 class ChangePrinter:

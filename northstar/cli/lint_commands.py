@@ -18,9 +18,10 @@ from pathlib import Path
 import click
 
 from northstar.cli._options import configured_option
-from northstar.cli._output import EXIT_CODES, format_error
+from northstar.cli._output import EXIT_CODES, expected_errors, format_error
+from northstar.cli._writes import write_text
 from northstar.config import load_config
-from northstar.errors import NorthstarError, UsageInvalid
+from northstar.errors import NorthstarError, UsageInvalid, printable
 from northstar.lint.files import Selection, format_warning, lint_file
 from northstar.lint.rules import CODES, DEFAULT_CODES, LintContext, LiveElement
 from northstar.recipe.loader import load_recipe
@@ -44,7 +45,7 @@ def print_warnings(
         selection = Selection.of(config.value("lint.select"), config.value("lint.ignore"))
     warnings = lint_file(path, context, selection)
     for warning in warnings:
-        echo(format_warning(warning))
+        echo(printable(format_warning(warning)))
     return len(warnings)
 
 
@@ -141,7 +142,7 @@ def lint(
         context = LintContext(page_sizes=_page_sizes(page_sizes) or None, live=elements)
     except NorthstarError as exc:
         click.echo(format_error(exc), err=True)
-        sys.exit(EXIT_CODES["bad_input"])
+        sys.exit(EXIT_CODES["usage_error"])
     warned = invalid = 0
     for path in recipes:
         try:
@@ -150,7 +151,7 @@ def lint(
             click.echo(format_error(exc), err=True)
             invalid += 1
     if invalid:
-        sys.exit(EXIT_CODES["bad_input"])
+        sys.exit(EXIT_CODES["usage_error"])
     sys.exit(1 if warned and not exit_zero else 0)
 
 
@@ -158,17 +159,13 @@ def lint(
 @click.option(
     "--out", type=click.Path(dir_okay=False), help="Write the schema to this file (else stdout)."
 )
-def schema(out: str | None) -> None:
+@click.option("--force", is_flag=True, help="Replace the --out file if it exists.")
+def schema(out: str | None, force: bool) -> None:
     """Print the JSON Schema of the recipe format (draft 2020-12, for editors)."""
     text = json.dumps(recipe_json_schema(), indent=2) + "\n"
     if out is None:
         click.echo(text, nl=False)
         return
-    try:  # `.northstar/` (where the shipped recipes look) may not exist yet
-        Path(out).parent.mkdir(parents=True, exist_ok=True)
-        Path(out).write_text(text, encoding="utf-8")
-    except OSError as exc:
-        error = UsageInvalid(f"cannot write {out}: {exc.strerror}", fix="Choose another --out.")
-        click.echo(format_error(error), err=True)
-        sys.exit(EXIT_CODES["bad_input"])
+    with expected_errors():  # `.northstar/` (where the shipped recipes look) may not exist yet
+        write_text(Path(out), text, force=force, option="--out")
     click.echo(f"wrote {out}", err=True)

@@ -18,12 +18,13 @@ import click
 from northstar._early_start import run_on_loop
 from northstar.cli._inputs import browser_options, build_request, input_options
 from northstar.cli._options import journal_option
-from northstar.cli._output import exit_code_for_status, expected_errors, report_outcome
+from northstar.cli._output import exit_code_for_status, expected_errors, report_ending
 from northstar.cli.run_commands import browser_settings, run_with_signals
 from northstar.composition import reconcile as reconcile_probes
 from northstar.composition import resolve_credential, run_options
 from northstar.composition import resume as resume_iterations
 from northstar.journal import Journal
+from northstar.journal.paths import resolve_journal
 from northstar.programs import is_program, program_compiled
 from northstar.programs.running import reconcile_program_run, resume_program_run
 from northstar.results import IterationResult
@@ -132,5 +133,5 @@ def resume(**options: Any) -> None:
         outcome = run_on_loop(
             run_with_signals(start, total=request.repeat.count, as_json=options["as_json"])
         )
-        report_outcome(outcome, as_json=options["as_json"], echo=click.echo)
-        sys.exit(exit_code_for_status(outcome.status))
+        target = resolve_journal(options["journal"])
+        sys.exit(report_ending(outcome, target, as_json=options["as_json"], echo=click.echo))

@@ -16,19 +16,12 @@ from northstar.browser.settings import BrowserSettings
 from northstar.cli._debug_options import debug_options, debug_settings, replay_inputs
 from northstar.cli._inputs import browser_options, build_request, input_options
 from northstar.cli._options import journal_option
-from northstar.cli._output import (
-    EXIT_CODES,
-    exit_code_for_status,
-    expected_errors,
-    notice,
-    report_error,
-    report_outcome,
-)
+from northstar.cli._output import EXIT_CODES, expected_errors, notice, report_ending, report_error
 from northstar.cli.lint_commands import print_warnings
 from northstar.cli.progress import Progress, ProgressHooks
-from northstar.cli.run_summary import print_summary
 from northstar.composition import load_compiled, run_recipe
 from northstar.errors import NorthstarError, UsageInvalid
+from northstar.journal.paths import resolve_journal
 from northstar.logs import json_logging
 from northstar.programs import is_program, program_compiled, run_program
 from northstar.programs.running import refuse_unsupported
@@ -160,12 +153,10 @@ def run(**options: Any) -> None:
                 start, total=request.repeat.count, as_json=options["as_json"], progress=progress
             )
         )
-        report_outcome(outcome, as_json=options["as_json"], echo=click.echo)
         if program and not options["as_json"]:
             click.echo(model_calls_line([result.model_calls for result in outcome.results]))
-        if not options["as_json"]:
-            print_summary(outcome, echo=click.echo)
-        sys.exit(exit_code_for_status(outcome.status))
+        journal = resolve_journal(options["journal"])
+        sys.exit(report_ending(outcome, journal, as_json=options["as_json"], echo=click.echo))
 
 
 @click.command()
@@ -185,4 +176,4 @@ def validate(recipes: tuple[str, ...]) -> None:
         click.echo(f"ok {path}: {recipe.name} v{recipe.version}, {what}")
         if not is_program(path):
             print_warnings(path, lambda line: click.echo(line, err=True))  # advice only
-    sys.exit(EXIT_CODES["bad_input"] if failed else 0)
+    sys.exit(EXIT_CODES["usage_error"] if failed else 0)

@@ -45,6 +45,7 @@ from northstar.distributed.takeover import Liveness, takeover_candidates
 from northstar.errors import DefinitionChanged, JournalError, NorthstarError, ParamInvalid
 from northstar.journal import Journal, RunRecord, RunStatus
 from northstar.journal.paths import redact_url
+from northstar.readers.endings import read_ending
 from northstar.recipe.params import params_fingerprint
 from northstar.results import IterationState
 from northstar.run.execution import RunRequest, StopSignal, run_one_iteration
@@ -222,6 +223,7 @@ class Worker:
         )
         journal.event(run_id, "iteration_recovered", iteration=number, worker=self.name)
         journal.finish_run(run_id, RunStatus.BLOCKED)
+        self._log_ending(run_id)
         return IterationState.UNKNOWN.value
 
     async def _run(
@@ -245,8 +247,11 @@ class Worker:
                 submitted_files=files,
             )
         except NorthstarError as exc:  # this worker cannot run it as it was bound: stop the run
-            journal.event(record.run_id, "run_stopped", code=exc.code, message=exc.message)
+            journal.record_stop(
+                record.run_id, exc.with_context(run_id=record.run_id, iteration=number)
+            )
             journal.finish_run(record.run_id, RunStatus.FAILED)
+            self._log_ending(record.run_id)
             return f"failed: {exc.code}"
         self._finish_if_settled(record)
         return result.state.value
@@ -266,6 +271,7 @@ class Worker:
                 f"the recipe {record.recipe_path} on worker {self.name} is not the one "
                 f"run {record.run_id} was started with",
                 run_id=record.run_id,
+                path=record.recipe_path,
             )
         specs = compiled.recipe.params
         full = worker_row(specs, row, self._environ)
@@ -288,6 +294,20 @@ class Worker:
     def _finish_if_settled(self, record: RunRecord) -> None:
         journal = self._journal
         assert journal is not None
-        journal.finish_run_when(
+        final = journal.finish_run_when(
             record.run_id, lambda states: finished_status(states, record.total_iterations)
         )
+        if final is not None:
+            self._log_ending(record.run_id)
+
+    def _log_ending(self, run_id: str) -> None:
+        """The run's ending as the journal has it (the lines ``run --queue`` prints).
+
+        Only a log line: a journal that cannot be read for it changes nothing recorded.
+        """
+        try:
+            ending = read_ending(self.journal_url, run_id, is_alive=lambda pid: True)
+        except NorthstarError as exc:
+            log.warning("run_ending_unread", worker=self.name, code=exc.code)
+            return
+        log.info("run_ended", worker=self.name, **ending.to_dict())

@@ -27,7 +27,12 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from northstar.errors import JournalError
-from northstar.journal.paths import DEFAULT_JOURNAL_PATH, JournalTarget, is_postgres_url
+from northstar.journal.paths import (
+    DEFAULT_JOURNAL_PATH,
+    JournalTarget,
+    is_postgres_url,
+    refuse_not_regular,
+)
 from northstar.journal.postgres import connect_postgres, pg_errors
 from northstar.journal.schema import migrate
 
@@ -116,6 +121,7 @@ class JournalDb:
         """
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
+            refuse_not_regular(path)
             refuse_damaged(path)
             if not path.exists():
                 _create(path)

@@ -11,6 +11,7 @@ directory. This module imports no writer, so the read-only commands may use it.
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
@@ -23,6 +24,7 @@ __all__ = [
     "JournalTarget",
     "is_postgres_url",
     "redact_url",
+    "refuse_not_regular",
     "resolve_journal",
     "resolve_journal_path",
     "run_artifacts_dir",
@@ -98,3 +100,23 @@ def run_artifacts_dir(journal_path: str | os.PathLike[str], run_id: str) -> Path
     if is_postgres_url(journal_path):
         return DEFAULT_JOURNAL_PATH.parent / "runs" / run_id
     return Path(journal_path).parent / "runs" / run_id
+
+
+def refuse_not_regular(path: Path) -> None:
+    """A journal path that is there but is no regular file (a FIFO, a device, a folder) is a
+    ``JournalError`` at once: opening a FIFO would wait for a writer for ever."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:  # not there (or not reachable): opening it says why
+        return
+    if not stat.S_ISREG(mode):
+        raise JournalError(
+            f"the journal at {path} is not a regular file ({_kind(mode)})",
+            path=str(path),
+            fix="Pass --journal PATH (or NORTHSTAR_JOURNAL) naming a journal file or a new one.",
+        )
+
+
+def _kind(mode: int) -> str:
+    kinds = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISDIR, "a directory"), (stat.S_ISSOCK, "a socket"))
+    return next((name for test, name in kinds if test(mode)), "a device")

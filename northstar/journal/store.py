@@ -28,7 +28,13 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
-from northstar.errors import CredentialsInvalid, JournalError, OutputSaveFailed, RunNotFound
+from northstar.errors import (
+    CredentialsInvalid,
+    JournalError,
+    NorthstarError,
+    OutputSaveFailed,
+    RunNotFound,
+)
 from northstar.journal import _diagnoses, _steps
 from northstar.journal._db import Clock, JournalDb, sqlite_errors, utc_now, worker_identity
 from northstar.journal._diagnoses import FixProposal
@@ -240,6 +246,15 @@ class Journal:
             "INSERT INTO events (run_id, at, name, payload_json) VALUES (?, ?, ?, ?)",
             (run_id, self._db.stamp(), name, json.dumps(payload, sort_keys=True, default=str)),
         )
+
+    def record_stop(self, run_id: str, error: NorthstarError) -> None:
+        """Why the whole run stopped (its binding broke): the ``run_stopped`` event.
+
+        The error's code, message, fix and context (iteration, file, URL) are what a
+        reader shows as the run's ending; ``run_resumed`` after it makes it history.
+        """
+        payload = {k: v for k, v in error.to_dict().items() if k != "run_id"}
+        self.event(run_id, "run_stopped", **payload)
 
     def serving_queue(self, run_id: str) -> str | None:
         """The queue whose workers serve the run now, from its last ``run_queued`` event.

@@ -20,7 +20,7 @@ from typing import Any
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.types import CallToolResult, ToolAnnotations
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
 from northstar.composition import reconcile, resume, run_recipe
 from northstar.errors import NorthstarError
@@ -30,6 +30,8 @@ from northstar.mcp.descriptions import program_brief, program_detail
 from northstar.mcp.requests import ProgramInputs, program_request, recorded_request
 from northstar.mcp.shared_browser import SharedBrowser
 from northstar.mcp.tool_results import answer, answered, error_line, refusal
+from northstar.readers.ending_text import ending_lines
+from northstar.readers.endings import RunEnding, read_ending
 from northstar.results import IterationResult
 from northstar.run.execution import RunOutcome
 
@@ -55,29 +57,36 @@ def iteration_answer(result: IterationResult) -> dict[str, Any]:
     return out
 
 
-def outcome_answer(outcome: RunOutcome) -> dict[str, Any]:
-    """The run id, its credential (to reconcile or resume it), and every iteration."""
+def outcome_answer(outcome: RunOutcome, ending: RunEnding) -> dict[str, Any]:
+    """The run's ending as the journal holds it, its credential, and this call's iterations."""
     return {
         "run_id": outcome.run_id,
         "credential": outcome.credential,
-        "status": outcome.status,
-        "requested": outcome.summary.requested,
-        "verified": len(outcome.summary.verified),
-        "model_calls": outcome.summary.model_calls,
+        **ending.to_dict(),
         "iterations": [iteration_answer(result) for result in outcome.results],
         "error": error_line(outcome.error) if outcome.error else None,
     }
 
 
-def outcome_result(outcome: RunOutcome) -> CallToolResult:
-    """A run that stopped short is a tool error: its coded line first, then the whole run."""
-    data = outcome_answer(outcome)
-    if outcome.error is None:
+def outcome_result(outcome: RunOutcome, journal: Path | str) -> CallToolResult:
+    """A run that did not verify every iteration is a tool error: the ending's lines (what
+    ``northstar run`` prints), then the whole run as data."""
+    ending = read_ending(journal, outcome.run_id)
+    data = outcome_answer(outcome, ending)
+    if ending.status == "verified":
         return answer(data)
-    result = refusal(outcome.error)
-    result.content.append(answer(data).content[0])
-    result.structured_content = {**data, "error": outcome.error.to_dict()}
+    result = answer(data)
+    result.content.insert(0, TextContent(type="text", text="\n".join(ending_lines(ending))))
+    result.structured_content = {**data, "error": _error_data(outcome, ending)}
+    result.is_error = True
     return result
+
+
+def _error_data(outcome: RunOutcome, ending: RunEnding) -> dict[str, Any] | None:
+    """The error that ended the run, else the journal's stop reason."""
+    if outcome.error is not None:
+        return outcome.error.to_dict()
+    return None if ending.reason is None else ending.reason.to_dict()
 
 
 def progress_message(result: IterationResult) -> str:
@@ -197,15 +206,16 @@ class ProgramTools:
             )
 
 
-async def _outcome(work: Awaitable[RunOutcome]) -> CallToolResult:
+async def _outcome(work: Awaitable[RunOutcome], journal: Path | str) -> CallToolResult:
     try:
-        return outcome_result(await work)
+        return outcome_result(await work, journal)
     except NorthstarError as exc:
         return refusal(exc)
 
 
 def register_tools(server: MCPServer[Any], programs: ProgramTools) -> None:
     """list_programs, describe_program, call_program, reconcile_run, resume_run."""
+    journal = programs.settings.journal_path
 
     async def list_programs() -> CallToolResult:
         """The stored programs (recipes) this server can run: name, description, required
@@ -233,7 +243,7 @@ def register_tools(server: MCPServer[Any], programs: ProgramTools) -> None:
         evidence_count, model_calls, and the reason when not verified. One progress
         notification per iteration."""
         inputs = ProgramInputs(params, rows, repeat, interval, base_url)
-        return await _outcome(programs.call_program(name, inputs, ctx))
+        return await _outcome(programs.call_program(name, inputs, ctx), journal)
 
     async def reconcile_run(
         run_id: str,
@@ -258,7 +268,7 @@ def register_tools(server: MCPServer[Any], programs: ProgramTools) -> None:
         """Run a run's iterations that are not verified yet, once every outcome is settled;
         never sends a settled submission again. Needs the run's credential and its params."""
         inputs = ProgramInputs(params, rows, base_url=base_url)
-        return await _outcome(programs.resume_run(run_id, credential, inputs, ctx))
+        return await _outcome(programs.resume_run(run_id, credential, inputs, ctx), journal)
 
     read_only = ToolAnnotations(read_only_hint=True)
     server.add_tool(list_programs, annotations=read_only)

@@ -17,6 +17,7 @@ from mcp.types import CallToolResult, ToolAnnotations
 from northstar import readers
 from northstar.mcp.tool_results import answered
 from northstar.readers import IterationView, RunDetail
+from northstar.readers.endings import RunEnding, read_ending
 
 __all__ = ["iteration_status", "register_tools", "run_status_answer"]
 
@@ -40,15 +41,12 @@ def iteration_status(iteration: IterationView) -> dict[str, Any]:
     return status
 
 
-def run_status_answer(detail: RunDetail) -> dict[str, Any]:
+def run_status_answer(detail: RunDetail, ending: RunEnding) -> dict[str, Any]:
+    """The run's ending (status, counts, stop reason, next command) and its iterations."""
     summary = detail.summary
     return {
-        "run_id": summary.run_id,
+        **ending.to_dict(),
         "program": summary.recipe_name,
-        "status": summary.effective_status,
-        "requested": summary.total_iterations,
-        "recorded": summary.iterations_recorded,
-        "verified": summary.iterations_verified,
         "started_at": summary.started_at,
         "ended_at": summary.ended_at,
         "definition_hash": detail.definition_hash,
@@ -66,7 +64,8 @@ def register_tools(server: MCPServer[Any], *, journal_path: Path) -> None:
         """
 
         async def read() -> dict[str, Any]:
-            return run_status_answer(readers.get_run(journal_path, run_id))
+            detail = readers.get_run(journal_path, run_id)
+            return run_status_answer(detail, read_ending(journal_path, run_id))
 
         return await answered(read())
 

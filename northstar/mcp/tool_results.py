@@ -18,14 +18,9 @@ from typing import Any
 
 from mcp.types import CallToolResult, TextContent
 
-from northstar.errors import NorthstarError
+from northstar.errors import NorthstarError, error_line
 
 __all__ = ["answer", "answered", "error_line", "refusal", "told"]
-
-
-def error_line(error: NorthstarError) -> str:
-    """The CLI's line (``northstar.cli._output.format_error``; a test keeps them equal)."""
-    return f"error[{error.code}] {error.where()}{error.message} (fix: {error.fix})"
 
 
 def answer(data: dict[str, Any]) -> CallToolResult:

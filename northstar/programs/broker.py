@@ -104,8 +104,10 @@ class ProgramBroker:
                 numbers=list(numbers),
             )
         except NorthstarError as exc:
-            error = exc
+            error = exc.with_context(run_id=self.run_id)
             summary = RepeatSummary.of(len(numbers), [r for r in self.results if r.verified])
+            if not isinstance(exc, ProgramIterationNotVerified):  # the binding broke
+                self.journal.record_stop(self.run_id, error)
         status = run_status(
             self.results, all_verified=summary.all_verified, stopped=self.stop.requested
         )
@@ -137,12 +139,14 @@ class ProgramBroker:
             raise DefinitionChanged(
                 f"the program {path} or a module it imports changed since the run started",
                 iteration=plan.iteration,
+                path=str(path),
             )
         for file, digest in plan.files:
             if self._files.setdefault(file, digest) != digest:
                 raise FileChanged(
                     f"the selected file {file} changed since the run started",
                     iteration=plan.iteration,
+                    path=file,
                 )
 
     async def iteration(self, number: int) -> IterationResult:

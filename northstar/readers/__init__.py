@@ -14,6 +14,9 @@ browser code. The contracts in ``pyproject.toml`` check this.
 - ``rendering``: the views as compact human text.
 - ``changes``: what differs between two reads of a run (``watch``).
 - ``report``: one run as a self-contained HTML page (``northstar report``).
+- ``endings``: how a run ended (the table of endings, exit statuses, ``read_ending``),
+  the one view every front end prints or returns at the end of a run.
+- ``ending_text``: that ending as lines for a person, and the table for the docs.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ from typing import Any
 from urllib.parse import quote
 
 from northstar.errors import JournalError, RunNotFound, UsageInvalid
-from northstar.journal.paths import is_postgres_url, redact_url
+from northstar.journal.paths import is_postgres_url, redact_url, refuse_not_regular
 from northstar.journal.postgres import (
     META_TABLE,
     PgConnection,
@@ -62,6 +62,7 @@ def _open_readonly(path: str | os.PathLike[str]) -> Iterator[Any]:
             yield pg
         return
     file = Path(path).expanduser()
+    refuse_not_regular(file)
     if not file.is_file():
         raise JournalError(
             f"no journal at {file}",

@@ -15,7 +15,10 @@ A params file is a regular file of at most ``MAX_PARAMS_BYTES`` (a FIFO, a devic
 directory is refused before anything is read). A CSV field may be as long as the file;
 rows end at real line ends only (``\n``, ``\r\n``, ``\r``), so a U+2028 inside a value stays
 in it. A JSON value is text, a number, a boolean or null: a list or object nested in a
-row is refused, as is an integer longer than Python reads (4300 digits).
+row is refused, as is an integer longer than Python reads (4300 digits), ``NaN``,
+``Infinity`` or a number too large for a float (``1e400``). A name given twice (a CSV
+header, a JSON object's key) and a NUL byte anywhere in the file are refused: each would
+silently lose or cut a value.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -46,6 +50,8 @@ __all__ = [
 
 MAX_PARAMS_BYTES = 16 << 20  # 16 MiB: a large batch, and a bound on the memory it takes
 _SUFFIXES = (".csv", ".jsonl", ".json")
+_ONCE = "Give each parameter once."
+_AS_TEXT = "Write a long number as a string."
 
 
 class ParamsSource:
@@ -71,6 +77,9 @@ def read_params_source(path: str | Path) -> ParamsSource:
         return UsageInvalid(f"{file}: {message}", fix=fix)
 
     text = read_bounded_text(file, limit=MAX_PARAMS_BYTES, what="params file", refuse=refuse)
+    if "\x00" in text:
+        line = text.count("\n", 0, text.index("\x00")) + 1
+        raise refuse(f"line {line} holds a NUL byte", "Remove the NUL byte; values are text.")
     if suffix == ".csv":
         return ParamsSource(rows=_csv_rows(text, file))
     if suffix == ".jsonl":
@@ -98,6 +107,7 @@ def _csv_rows(text: str, file: Path) -> list[dict[str, Any]]:
                 raise UsageInvalid(
                     f"{file}: no header line", fix="Put parameter names on the first line."
                 )
+            _refuse_twice([name.strip() for name in reader.fieldnames], file, "the header")
             for number, row in enumerate(reader, start=1):
                 rows.append(_csv_row(row, number, file))
         except csv.Error as exc:
@@ -142,14 +152,57 @@ def _json_source(text: str, file: Path) -> ParamsSource:
     )
 
 
+def _first_twice(names: Iterable[str]) -> str | None:
+    """The first name that comes a second time, if any."""
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            return name
+        seen.add(name)
+    return None
+
+
+def _refuse_twice(names: Sequence[str], file: Path, where: str) -> None:
+    twice = _first_twice(names)
+    if twice is not None:
+        raise UsageInvalid(f"{file}: {where} names {twice!r} twice", fix=_ONCE)
+
+
+class _Refused(ValueError):
+    """A JSON value ``json`` would read but a parameter must not hold: (message, fix)."""
+
+
+def _finite(text: str) -> float:
+    number = float(text)
+    if not math.isfinite(number):
+        raise _Refused(f"holds a number too large to read ({text[:20]})", _AS_TEXT)
+    return number
+
+
+def _no_constant(name: str) -> float:
+    raise _Refused(f"holds {name}, which is not a number", "Write numbers in digits.")
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    twice = _first_twice(key for key, _ in pairs)
+    if twice is not None:
+        raise _Refused(f"names {twice!r} twice", _ONCE)
+    return dict(pairs)
+
+
 def _load_json(text: str, file: Path, where: str) -> Any:
-    """Parsed JSON; a syntax error, an over-long integer or too deep nesting is a usage error."""
+    """Parsed JSON; a syntax error, an over-long integer, NaN, Infinity, a float overflow,
+    a key given twice or too deep nesting is a usage error."""
     try:
-        return json.loads(text)
+        return json.loads(
+            text, parse_float=_finite, parse_constant=_no_constant, object_pairs_hook=_unique_keys
+        )
+    except _Refused as exc:
+        problem, fix = exc.args
     except json.JSONDecodeError as exc:
         problem, fix = f"is not valid JSON ({exc.msg})", "Fix the JSON."
     except ValueError:  # int() refuses more digits than sys.get_int_max_str_digits()
-        problem, fix = "holds an integer too long to read", "Write a long number as a string."
+        problem, fix = "holds an integer too long to read", _AS_TEXT
     except RecursionError:
         problem, fix = "nests too deeply", "Give parameters as one flat object per row."
     raise UsageInvalid(f"{file}: {where} {problem}", fix=fix)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -100,7 +101,10 @@ def _shown(value: Any) -> str:
 def _to_string(value: Any, spec: Param) -> str:
     if isinstance(value, bool | dict | list):
         raise TypeError("not text")
-    return str(value)
+    text = str(value)
+    if "\x00" in text:  # a C string ends there: a browser or a file name would cut it short
+        raise ValueError("it holds a NUL byte")
+    return text
 
 
 def _to_integer(value: Any, spec: Param) -> int:
@@ -119,10 +123,14 @@ def _to_number(value: Any, spec: Param) -> float:
     if isinstance(value, bool):
         raise TypeError("not a number")
     if isinstance(value, int | float):
-        return float(value)
-    if isinstance(value, str) and _NUMBER.fullmatch(value.strip()):
-        return float(value.strip())
-    raise ValueError("not a number")
+        number = float(value)
+    elif isinstance(value, str) and _NUMBER.fullmatch(value.strip()):
+        number = float(value.strip())
+    else:
+        raise ValueError("not a number")
+    if not math.isfinite(number):  # 1e400 reads as infinity; NaN from a JSON or API caller
+        raise ValueError("not a finite number")
+    return number
 
 
 def _to_boolean(value: Any, spec: Param) -> bool:

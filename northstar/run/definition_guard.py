@@ -43,6 +43,7 @@ class DefinitionGuard:
                 raise DefinitionChanged(
                     f"the recipe {self.recipe_path} changed on disk since the run started",
                     iteration=plan.iteration,
+                    path=str(self.recipe_path.resolve()),
                 )
             self._seen = stamp
         self._check_submitted(plan)
@@ -52,6 +53,7 @@ class DefinitionGuard:
                 raise FileChanged(
                     f"the selected file {path} changed since the run started",
                     iteration=plan.iteration,
+                    path=path,
                 )
 
     def _check_submitted(self, plan: Plan) -> None:

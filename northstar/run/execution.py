@@ -40,7 +40,7 @@ from northstar.run.continuation import Unresumable, resume_plan
 from northstar.run.definition_guard import DefinitionGuard
 from northstar.run.failpoints import failpoint_from_environ
 from northstar.run.recorder import JournalRecorder
-from northstar.run.repeat import RepeatOptions, RepeatSummary, repeat_program
+from northstar.run.repeat import RepeatOptions, RepeatSummary, VerifiedTally, repeat_program
 from northstar.run.retained import RetainedResults
 from northstar.run.runner import ProgramRunner
 
@@ -212,6 +212,7 @@ class _RunContext:
             kept = None
             if self.request.keep_context:
                 kept = await stack.enter_async_context(self.host.session(self.plan(numbers[0])))
+            tally = VerifiedTally(len(numbers))
             try:
                 summary = await repeat_program(
                     lambda number: self.iteration(number, lane=lane, session=kept),
@@ -219,14 +220,15 @@ class _RunContext:
                     sleep=self.stop.wait,
                     should_stop=self.halted,
                     numbers=numbers,
+                    tally=tally,
                 )
             except ProgramIterationNotVerified as exc:
                 self._halt = self._halt or self.request.fail_fast
                 return exc.verified, exc
             except NorthstarError as exc:  # the binding broke: every lane stops
                 self._halt = True
-                self.journal.event(self.run_id, "run_stopped", code=exc.code, message=exc.message)
-                return RepeatSummary(requested=len(numbers)), exc.with_context(run_id=self.run_id)
+                self.journal.record_stop(self.run_id, exc.with_context(run_id=self.run_id))
+                return tally.summary(), exc
         return summary, None
 
     def plan(self, number: int) -> Plan:

@@ -155,6 +155,7 @@ async def repeat_program(
     sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
     should_stop: Callable[[], bool] = lambda: False,
     numbers: Sequence[int] | None = None,
+    tally: VerifiedTally | None = None,
 ) -> RepeatSummary:
     """Run iterations ``1..count`` (or exactly ``numbers``, e.g. one lane's share) in order;
     raise at the first one that is not verified.
@@ -165,10 +166,11 @@ async def repeat_program(
 
     ``model_calls`` is summed over verified iterations; if any did not report it, the
     total is unknown (``None``), never 0. A stop request ends the loop quietly before the
-    next iteration (the caller records that the run was stopped).
+    next iteration (the caller records that the run was stopped). ``tally``: the caller's
+    count of verified iterations, still there when another error ends the loop.
     """
     todo = list(range(1, options.count + 1) if numbers is None else numbers)
-    verified = VerifiedTally(len(todo))
+    verified = VerifiedTally(len(todo)) if tally is None else tally
     for position, number in enumerate(todo):
         if position and options.interval_s:
             await sleep(options.interval_s)

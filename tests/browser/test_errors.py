@@ -8,6 +8,7 @@ browser is raised when the host starts.
 from __future__ import annotations
 
 import os
+import socket
 import stat
 from pathlib import Path
 from typing import Any
@@ -16,11 +17,13 @@ import pytest
 
 from browser_adapters import PlaywrightHost, find_browser
 from browser_adapters.discovery import BROWSER_ENV
+from browser_adapters.error_mapping import _unreachable
 from fixtures.site_server import FixtureSite
 from northstar.browser.settings import BrowserSettings
 from northstar.errors import BrowserNotFound, ParamInvalid, ParamMissing, TargetAmbiguous
 from northstar.recipe.model import Check, Target, TextCheck
 from northstar.results import IterationState
+from northstar.run.runner import ProgramRunner
 from tests.browser.conftest import FAIL_FAST_MS, LOADED, RunText, last_step, recipe, serialized
 from tests.conftest import make_plan
 
@@ -480,3 +483,53 @@ def test_upload_of_a_missing_file_is_param_invalid() -> None:
     )
     with pytest.raises(ParamInvalid, match="does not exist"):
         make_plan(text, base_url="http://127.0.0.1:1")
+
+
+# SITE_UNREACHABLE: no page came back at all (refused, TLS for real on loopback; DNS by its
+# message, since a lookup would leave the machine)
+
+
+def _closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.mark.parametrize(
+    ("base", "net_error"),
+    [
+        ("http://127.0.0.1:{closed}", "ERR_CONNECTION_REFUSED"),  # nothing listens there
+        ("https://{site}", "ERR_SSL_PROTOCOL_ERROR"),  # TLS to a server that speaks plain HTTP
+    ],
+)
+async def test_a_site_that_answers_no_page_is_site_unreachable_with_its_url(
+    host: Any, site: FixtureSite, base: str, net_error: str
+) -> None:
+    base_url = base.format(closed=_closed_port(), site=site.base_url.removeprefix("http://"))
+    plan = make_plan(recipe("/form", LOADED, timeout=5000), base_url=base_url)
+    result = await ProgramRunner(host).run_iteration(plan)
+    assert (result.reason_code, result.failing_step) == ("SITE_UNREACHABLE", "loaded")
+    error = result.steps[-1].error
+    assert error is not None
+    assert (error["url"], error["net_error"]) == (f"{base_url}/form", net_error)
+    assert f"{base_url}/form could not be reached" in (result.reason or "")
+
+
+@pytest.mark.parametrize(
+    ("message", "said"),
+    [
+        ("net::ERR_NAME_NOT_RESOLVED at http://x.invalid/", "the host name did not resolve"),
+        ("net::ERR_CERT_AUTHORITY_INVALID at https://x.test/", "the TLS certificate was refused"),
+        ("net::ERR_CONNECTION_RESET at http://x.test/", "the connection failed"),
+    ],
+)
+def test_chromiums_network_errors_name_what_failed(message: str, said: str) -> None:
+    found = _unreachable(f"Page.goto: {message}", "goto http://x.test/", "site")
+    assert found is not None
+    assert found.context["url"] == message.split(" at ")[1]
+    assert said in found.message
+
+
+def test_an_aborted_or_blocked_request_is_not_an_unreachable_site() -> None:
+    for name in ("ERR_ABORTED", "ERR_BLOCKED_BY_CLIENT", "ERR_FAILED", "ERR_TOO_MANY_REDIRECTS"):
+        assert _unreachable(f"net::{name} at http://x.test/", "goto http://x.test/", "t") is None

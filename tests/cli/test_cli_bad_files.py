@@ -1,8 +1,9 @@
 """Bad input files, as ``northstar run`` meets them in a process of its own.
 
-Each case must end at once with one coded line and exit 2 (``JOURNAL_ERROR``: exit 1, as
-documented), within 5 seconds and without growing the process's memory: a FIFO that
-would block for ever and ``/dev/zero`` that never ends are refused before any read. The
+Each case must end at once with one coded line (no raw control character in it) and exit
+2 (``JOURNAL_ERROR``: exit 9, as documented), within 5 seconds and without growing the
+process's memory: a FIFO that would block for ever and ``/dev/zero`` that never ends are
+refused before any read. The
 process runs under an address-space-free memory cap (``RLIMIT_DATA``) and its peak
 resident size is read from ``wait4``.
 """
@@ -22,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.test_cli_run import ENTRY, ERROR_LINE
+from tests.cli.test_cli_run import ENTRY, ERROR_LINE, northstar, one_error_line
 
 SECONDS = 5.0
 PEAK_RSS_MIB = 400  # the CLI and Playwright's driver together, far below a runaway read
@@ -97,6 +98,7 @@ def assert_one_coded_line(done: Finished, code: str, exit_code: int = 2) -> str:
     match = ERROR_LINE.match(lines[0])
     assert match is not None, lines[0]
     assert match["code"] == code, lines[0]
+    assert not any(ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 for c in lines[0]), lines[0]
     return lines[0]
 
 
@@ -189,12 +191,57 @@ def test_a_journal_truncated_to_nothing_is_a_journal_error(tmp_path: Path) -> No
     recipe = write(tmp_path, "recipe.yaml", RECIPE)
     (tmp_path / "journal.db").write_bytes(b"")
     done = northstar_bounded("run", str(recipe), "-p", "title=A", cwd=tmp_path)
-    assert "is empty" in assert_one_coded_line(done, "JOURNAL_ERROR", exit_code=1)
+    assert "is empty" in assert_one_coded_line(done, "JOURNAL_ERROR", exit_code=9)
     assert (tmp_path / "journal.db").read_bytes() == b""
 
 
 def test_reading_commands_refuse_a_truncated_journal_too(tmp_path: Path) -> None:
     (tmp_path / "journal.db").write_bytes(b"")
     done = northstar_bounded("runs", "--json", cwd=tmp_path)
-    assert_one_coded_line(done, "JOURNAL_ERROR", exit_code=1)
+    assert_one_coded_line(done, "JOURNAL_ERROR", exit_code=9)
     assert json.loads(done.stdout or "null") is None
+
+
+# Not bounded in time: a hang here fails by the subprocess timeout, not by a stopwatch.
+
+
+@pytest.mark.parametrize(
+    ("make", "kind", "command"),
+    [
+        (fifo, "a FIFO", "runs"),
+        (dev_zero, "a device", "runs"),
+        (directory, "a directory", "runs"),
+        (directory, "a directory", "run"),
+    ],
+)
+def test_a_journal_that_is_no_regular_file_is_a_journal_error_at_once(
+    tmp_path: Path, make: Maker, kind: str, command: str
+) -> None:
+    """A FIFO used to block `run` in open() for ever, deaf to SIGTERM (its `run` case is in
+    tests/cli/test_run_endings.py); the readers called it "no journal"."""
+    recipe = write(tmp_path, "recipe.yaml", RECIPE)
+    make(tmp_path, "journal.db")
+    args = ("run", str(recipe), "-p", "title=A") if command == "run" else ("runs",)
+    proc = northstar(*args, cwd=tmp_path, timeout=60)
+    assert proc.returncode == 9
+    assert f"not a regular file ({kind})" in one_error_line(proc, "JOURNAL_ERROR")["body"]
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "code", "says"),
+    [
+        ("rows.csv", "title\nA\x00B\n", "USAGE_INVALID", "line 2 holds a NUL byte"),
+        ("rows\x1b[2J\r.txt", "title\nA\n", "USAGE_INVALID", "rows\\x1b[2J\\x0d.txt"),
+    ],
+)
+def test_a_params_file_refused_is_one_line_with_no_control_character(
+    tmp_path: Path, name: str, text: str, code: str, says: str
+) -> None:
+    """The other refused files are in tests/run/test_inputs.py, without a process."""
+    recipe = write(tmp_path, "recipe.yaml", RECIPE)
+    rows = write(tmp_path, name, text)
+    proc = northstar("run", str(recipe), "--params-file", str(rows), cwd=tmp_path, timeout=60)
+    assert proc.returncode == 2
+    line = one_error_line(proc, code)[0]
+    assert says in line
+    assert not any(ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 for c in line), line

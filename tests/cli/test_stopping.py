@@ -345,7 +345,7 @@ def test_a_browser_killed_after_an_iteration_verified_fails_the_next_one(
     worker.wait_for(f"iteration 3/{COUNT}: verified")
     os.kill(chromium_of(worker), signal.SIGKILL)
     code, stderr = worker.finish(timeout=30)  # bounded: it used to wait in new_page() for ever
-    assert_browser_closed(code, stderr, allowed=(1,))
+    assert_browser_closed(code, stderr, allowed=(8,))  # the browser closed: resume when it is fixed
     detail = readers.get_run(tmp_path / "journal.db", run_id)
     *verified, last = detail.iterations
     assert len(verified) >= 3
@@ -396,7 +396,7 @@ def test_headed_without_a_display_names_xvfb_run(recipe: Path, tmp_path: Path) -
         timeout=120,
         check=False,
     )
-    assert proc.returncode == 1
+    assert proc.returncode == 8  # the browser could not be started
     assert "Traceback" not in proc.stderr
     [line] = proc.stderr.splitlines()
     assert line.startswith("error[DISPLAY_MISSING] ")

@@ -100,7 +100,7 @@ def test_a_worker_killed_after_dispatch_is_recovered_without_sending_again(
     restarted = Worker(url, "posts", paused.name, cwd=tmp_path).ready()  # DBOS recovers it
     workers.append(restarted)
     watched = northstar("watch", run_id, "--journal", url, "--every", "0.2", cwd=tmp_path)
-    assert watched.returncode == 1  # it ended, not verified
+    assert watched.returncode == 4  # it ended blocked: reconcile before anything
     blocked = readers.get_run(url, run_id)
     assert blocked.summary.status == "blocked"
     three = next(v for v in blocked.iterations if v.number == 3)

@@ -13,8 +13,10 @@ import click
 import pytest
 
 from northstar.cli import cli
-from northstar.cli._output import EXIT_CODES, exit_code_for_error
+from northstar.cli._output import exit_code_for_error
 from northstar.errors import BrowserError, NorthstarError, TargetMissing
+from northstar.readers.ending_text import endings_table
+from northstar.readers.endings import ENDINGS, Ending
 from scripts import docs_reference
 from tests.conftest import REPO
 
@@ -99,11 +101,12 @@ def test_the_errors_page_has_every_code_with_its_fix() -> None:
         assert cls("x").fix.replace("|", "\\|") in page
 
 
-def test_the_exit_codes_page_follows_the_table() -> None:
-    page = docs_reference.exit_codes_page({**EXIT_CODES, "paused": 5})
-    assert "| 5 | `paused` |" in page
-    for status, code in EXIT_CODES.items():
-        assert f"| {code} | `{status}` |" in page
+def test_the_exit_codes_page_is_the_table_of_endings() -> None:
+    extra = Ending("paused", "a person paused it", 11, "resume it", codes=("PAUSED",))
+    page = docs_reference.exit_codes_page(endings_table((*ENDINGS, extra)))
+    assert "| `paused` | 11 | `PAUSED` |" in page
+    for ending in ENDINGS:
+        assert f"| `{ending.name}` | {ending.exit_code} |" in page
 
 
 def test_the_schema_page_describes_every_field_of_every_object() -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -19,6 +18,7 @@ from northstar.errors import (
     RepeatOptionsInvalid,
     UsageInvalid,
 )
+from northstar.journal import Journal
 from northstar.mcp.catalogue import read_catalogue
 from northstar.mcp.descriptions import param_spec, program_detail, step_line
 from northstar.mcp.http_access import (
@@ -34,6 +34,7 @@ from northstar.results import IterationResult, IterationState
 from northstar.run.execution import RunOutcome
 from northstar.run.repeat import RepeatSummary
 from tests.conftest import RECIPES
+from tests.journal.helpers import create_run
 
 CONTACT = RECIPES / "contact-form.yaml"
 BASE = "http://127.0.0.1:9"
@@ -151,7 +152,9 @@ def test_a_refusal_is_the_cli_error_line() -> None:
     assert result.structured_content == {"error": error.to_dict()}
 
 
-def test_a_run_that_stopped_short_is_a_tool_error_with_the_whole_run() -> None:
+def test_a_run_that_stopped_short_is_a_tool_error_with_its_ending_and_the_whole_run(
+    tmp_path: Path,
+) -> None:
     verified = IterationResult(1, IterationState.VERIFIED, outputs={"id": "7"}, model_calls=0)
     failed = IterationResult(
         2,
@@ -161,15 +164,26 @@ def test_a_run_that_stopped_short_is_a_tool_error_with_the_whole_run() -> None:
         failing_step="send",
         model_calls=0,
     )
+    journal_path = tmp_path / "journal.db"
+    with Journal.open(journal_path) as journal:
+        run_id, credential = create_run(journal, total=3)
+        for result in (verified, failed):
+            journal.start_iteration(run_id, result.iteration, params_fingerprint="p")
+            journal.finish_iteration(run_id, result)
+        journal.finish_run(run_id, "failed")
     error = ProgramIterationNotVerified("iteration 2 was not verified", iteration=2)
-    outcome = RunOutcome(
-        "r-1", "cred", "failed", RepeatSummary.of(3, [verified]), [verified, failed], error
-    )
-    result = outcome_result(outcome)
+    summary = RepeatSummary.of(3, [verified])
+    outcome = RunOutcome(run_id, credential, "failed", summary, [verified, failed], error)
+    result = outcome_result(outcome, journal_path)
     assert result.is_error
-    assert result.content[0].text == format_error(error)  # type: ignore[union-attr]
+    lines = result.content[0].text.splitlines()  # type: ignore[union-attr]
+    assert lines[0] == (
+        f"run {run_id}: failed, 1 of 3 iterations verified (2 recorded: 1 verified, 1 failed)"
+    )
+    assert lines[1] == "iteration 2 of 3 NOT verified (failed): EXPECTATION_FAILED at 'send'"
     whole = json.loads(result.content[1].text)  # type: ignore[union-attr]
-    assert (whole["run_id"], whole["credential"], whole["verified"]) == ("r-1", "cred", 1)
+    assert (whole["run_id"], whole["credential"], whole["verified"]) == (run_id, credential, 1)
+    assert (whole["requested"], whole["recorded"], whole["code"]) == (3, 2, "EXPECTATION_FAILED")
     assert whole["iterations"][1] == {
         "iteration": 2,
         "verified": False,
@@ -183,4 +197,3 @@ def test_a_run_that_stopped_short_is_a_tool_error_with_the_whole_run() -> None:
     }
     assert result.structured_content is not None
     assert result.structured_content["error"]["code"] == "PROGRAM_ITERATION_NOT_VERIFIED"
-    assert outcome_result(replace(outcome, error=None, status="verified")).is_error is False

@@ -91,7 +91,8 @@ def _reconcile_and_resume_from_the_command_line(
     assert re.search(r"\[submit\.flow\.L\d+\.1: found\]", reconciled.stdout), reconciled.stdout
     resumed = northstar("resume", run_id, *inputs, cwd=folder)
     assert resumed.returncode == 0, resumed.stderr
-    assert f"run {run_id}: verified, 1 of 1 iterations verified" in resumed.stdout
+    # The run's ending, from the journal: both iterations (the resume did the second).
+    assert f"run {run_id}: verified, 2 of 2 iterations verified" in resumed.stdout
 
 
 def _titles(site: FixtureSite, prefix: str) -> Counter[str]:

@@ -140,4 +140,5 @@ def test_watch_of_a_finished_run_prints_it_once_and_exits_by_its_verdict(
     assert result.output.splitlines() == [
         f"run {run_id}  journal-test  verified  1/1 verified",
         "iteration 1: verified in 0.01 s",
+        f"run {run_id}: verified, 1 of 1 iterations verified",  # its ending, as `run` printed it
     ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -192,3 +193,49 @@ def test_nested_json_is_a_usage_error(tmp_path: Path, depth: int) -> None:
 def test_a_list_value_in_a_row_is_a_usage_error(tmp_path: Path) -> None:
     with pytest.raises(UsageInvalid, match="row 2: the value of 'title' is a list"):
         read_params_source(write(tmp_path, "rows.jsonl", '{"title": "A"}\n{"title": [1]}\n'))
+
+
+@pytest.mark.parametrize(
+    ("spec", "value", "says"),
+    [
+        (Param(type="string"), "A\x00B", "holds a NUL byte"),
+        (Param(type="number"), float("nan"), "not a finite number"),
+        (Param(type="number"), float("inf"), "not a finite number"),
+        (Param(type="number"), "1e400", "not a finite number"),
+    ],
+)
+def test_values_from_any_caller_that_a_run_cannot_take_are_refused(
+    spec: Param, value: object, says: str
+) -> None:
+    """The API and MCP hand values over typed, not through a params file: same refusal."""
+    with pytest.raises(ParamInvalid, match=says):
+        coerce_params({"value": spec}, {"value": value})
+
+
+ROW_SPECS = {"title": Param(type="string", required=True), "ratio": Param(type="number")}
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "error", "says"),
+    [
+        ("rows.csv", "title,ratio,title\nA,1,B\n", UsageInvalid, "the header names 'title' twice"),
+        ("rows.jsonl", '{"title": "A", "title": "B"}\n', UsageInvalid, "row 1 names 'title' twice"),
+        ("rows.json", '[{"title": "A", "title": "B"}]', UsageInvalid, "names 'title' twice"),
+        ("rows.jsonl", '{"title": "A", "ratio": NaN}\n', UsageInvalid, "row 1 holds NaN"),
+        ("rows.json", '{"title": "A", "ratio": -Infinity}', UsageInvalid, "holds -Infinity"),
+        ("rows.json", '{"title": "A", "ratio": 1e400}', UsageInvalid, "number too large to read"),
+        ("rows.csv", "title,ratio\nA,1e400\n", ParamInvalid, "not a finite number"),
+        ("rows.csv", "title,ratio\nA,NaN\n", ParamInvalid, "not a number"),
+        ("rows.csv", "title\nA\x00B\n", UsageInvalid, "line 2 holds a NUL byte"),
+        ("rows.jsonl", '{"title": "A"}\n{"title": "A\\u0000B"}\n', ParamInvalid, "NUL byte"),
+    ],
+)
+def test_a_params_file_that_would_lose_cut_or_change_a_value_is_refused(
+    tmp_path: Path, name: str, text: str, error: type[Exception], says: str
+) -> None:
+    def read_and_check() -> None:
+        source = read_params_source(write(tmp_path, name, text))
+        validate_rows(ROW_SPECS, source.rows or [source.constant], {})
+
+    with pytest.raises(error, match=re.escape(says)):
+        read_and_check()
