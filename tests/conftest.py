@@ -46,6 +46,22 @@ def site(site_server: FixtureSite) -> FixtureSite:
 
 
 @pytest.fixture(scope="session")
+def other_server() -> Iterator[Any]:
+    """A second loopback origin that counts the requests it is asked (the fences' tests)."""
+    from fixtures.other_origin import OtherOrigin
+
+    with OtherOrigin() as server:
+        yield server
+
+
+@pytest.fixture
+def other(other_server: Any) -> Any:
+    """The other origin with its count cleared."""
+    other_server.reset()
+    return other_server
+
+
+@pytest.fixture(scope="session")
 def postgres() -> Iterator[Any]:
     """One throwaway Postgres cluster for the session.
 

@@ -52,6 +52,7 @@ STABLE_CODES = {
     "RepeatOptionsInvalid": "REPEAT_OPTIONS_INVALID",
     "RunBlocked": "RUN_BLOCKED",
     "RunNotFound": "RUN_NOT_FOUND",
+    "SchemeBlocked": "SCHEME_BLOCKED",
     "StaleReference": "STALE_REFERENCE",
     "TabClosed": "TAB_CLOSED",
     "TargetAmbiguous": "TARGET_AMBIGUOUS",
