@@ -32,7 +32,7 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable, Collection, Mapping
 from contextlib import suppress
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal
 from urllib.parse import urljoin
 
@@ -67,9 +67,15 @@ from northstar.errors import (
     TabClosed,
     TargetAmbiguous,
 )
-from northstar.fences import page_refusal, refused_page_shown, shown_page_url
+from northstar.fences import (
+    allowed_upload,
+    page_refusal,
+    refused_page_shown,
+    shown_page_url,
+    upload_refused,
+)
 from northstar.plan.model import BoundStep, BoundTab, Plan
-from northstar.recipe.model import Check, Step, Target
+from northstar.recipe.model import Check, Step, Target, UploadAction
 from northstar.redaction import redact
 from northstar.results import Evidence
 
@@ -161,7 +167,10 @@ class PlaywrightSession:
         self.unrecorded = unrecorded  # set when replaying a recording: what it lacked
         self._gate = gate
         self._plan = plan
-        self._secrets = plan.secrets
+        # The plan's secrets, and every value seen in or typed into a password field since:
+        # whoever typed it, no evidence, error or observation of this session shows it.
+        self._passwords: set[str] = set()
+        self._secrets: set[str] = set(plan.secrets)
         self._pages: dict[str, Page] = {}
         self._closed: set[str] = set()
         self._blocked: dict[str, Refusal] = {}  # by role, until a step reports it
@@ -256,7 +265,7 @@ class PlaywrightSession:
         self._undeclared.clear()
         self._notices.clear()
         self._plan = plan
-        self._secrets = plan.secrets
+        self._secrets = set(plan.secrets) | self._passwords
 
     def has_tab(self, role: str) -> bool:
         return role in self._pages
@@ -479,6 +488,8 @@ class PlaywrightSession:
         instead of the step's target, which then only describes it.
         """
         body = step.step
+        if body.upload is not None:
+            step = self._fenced_upload(step, body.upload)
         if body.goto is not None:
             before_dispatch()
             await self._navigate(step.tab, page, urljoin(page.url, body.goto), step.timeout_ms)
@@ -491,6 +502,20 @@ class PlaywrightSession:
         acted_on = await self._act_on_target(page, step, before_dispatch, referenced)
         what = redact(self._what(step), self._secrets)
         return (Evidence("acted_on", step.tab, what, True, acted_on.summary()),)
+
+    def _fenced_upload(self, step: BoundStep, upload: UploadAction) -> BoundStep:
+        """The step with each file as the real file inside the plan's upload folders;
+        ``PARAM_INVALID`` naming the first that is not (nothing is sent)."""
+        roots = self._plan.upload_roots
+        allowed = []
+        for path in upload.files:
+            real = allowed_upload(path, roots)
+            if real is None:
+                refused = upload_refused(redact(path, self._secrets), roots, where=step.id)
+                raise refused.with_context(tab=step.tab)
+            allowed.append(str(real))
+        fenced = upload.model_copy(update={"files": allowed})
+        return replace(step, step=step.step.model_copy(update={"upload": fenced}))
 
     async def _act_on_target(
         self,
@@ -520,6 +545,8 @@ class PlaywrightSession:
         # the read or the action is diagnosed: missing, ambiguous, or not actionable.
         try:
             acted_on = ready or await self._described(locator, step, left())
+            if acted_on.input_type == "password" and step.step.fill is not None:
+                self._remember_passwords([step.step.fill.value])
             before_dispatch()
             await self._dispatch(page, step, action, locator, left())
         except OptionMissing:
@@ -541,6 +568,10 @@ class PlaywrightSession:
             # next step on the role is TAB_CLOSED. Playwright may report it either way.
             if not page.is_closed():
                 raise
+
+    def _remember_passwords(self, values: Collection[str]) -> None:
+        self._passwords.update(v for v in values if v)
+        self._secrets.update(self._passwords)
 
     def _what(self, step: BoundStep) -> str:
         return f"{step.kind} {_action_target(step).describe()}"
@@ -655,7 +686,9 @@ class PlaywrightSession:
 
         self._snapshots.pop(tab, None)  # from here on the page's snapshot is the new one
         page = self._readable(tab)
-        observation = await capture_observation(page, role=tab, secret_values=self._secrets)
+        observation = await capture_observation(
+            page, role=tab, secret_values=self._secrets, seen_passwords=self._remember_passwords
+        )
         self._refuse_shown(tab, page)  # the tab went to such a page while it was read
         self._snapshots[tab] = observation.snapshot_id
         return observation

@@ -97,13 +97,15 @@ async def run(
     cdp_url: str | None = None,
     ws_endpoint: str | None = None,
     stop: StopSignal | None = None,
+    files_dirs: Sequence[str | Path] = (),
 ) -> RunResult:
     """Run ``recipe`` and verify every iteration, as ``northstar run`` does.
 
     ``params``: one mapping (the same values for every iteration, ``repeat`` times) or a
     list of mappings (one iteration per row). ``browser`` describes the launch
     (executable, headless, ...); ``cdp_url``/``ws_endpoint`` connect to a remote browser
-    instead. Bad input raises its ``NorthstarError`` before any browser starts; a run
+    instead. ``files_dirs``: folders uploads may come from besides the recipe's own (the
+    CLI's ``--files-dir``). Bad input raises its ``NorthstarError`` before any browser starts; a run
     that starts returns a ``RunResult`` whatever its state (check ``.verified``).
     """
     library_logging()
@@ -116,6 +118,7 @@ async def run(
         project=project,
         profile=profile,
         lanes=(concurrency, fail_fast, keep_context, monitor),
+        files_dirs=files_dirs,
     )
     base = browser or BrowserSettings()
     settings = replace(
@@ -153,9 +156,11 @@ def build_request(
     project: str,
     profile: str | Path | None,
     lanes: tuple[int, bool, bool, bool],
+    files_dirs: Sequence[str | Path] = (),
 ) -> RunRequest:
     """The CLI's checks, in its order: recipe, every row (bound once), the repeat options."""
-    compiled = load_compiled(recipe)
+    folders = tuple(str(Path(folder).resolve()) for folder in files_dirs)
+    compiled = replace(load_compiled(recipe), files_dirs=folders)
     rows = _rows(compiled, params, recipe.parent)
     count: object = len(rows) if len(rows) > 1 else (1 if repeat is None else repeat)
     repeat_options = RepeatOptions.of(count, interval)

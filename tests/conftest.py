@@ -8,6 +8,7 @@ stopped by these fixtures; ``site.reset()`` runs before each test that uses the 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -94,8 +95,11 @@ def make_plan(
     base_url: str | None = None,
     iteration: int = 1,
     source: str = "<test>",
+    files_dirs: tuple[str, ...] = (),
 ) -> Plan:
-    """Parse, check and bind a recipe written inline in a test."""
+    """Parse, check and bind a recipe written inline in a test (its files come from
+    ``files_dirs``: a recipe from no file has no folder of its own)."""
     compiled = prepare(parse_recipe(recipe_text, source=source), source=source)
+    compiled = replace(compiled, files_dirs=files_dirs)
     values = coerce_params(compiled.recipe.params, params or {})
     return bind(compiled, values, base_url=base_url, iteration=iteration)
