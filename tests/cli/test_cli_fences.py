@@ -9,12 +9,15 @@ folder its files may also come from.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 
 from fixtures.site_server import FixtureSite
 from tests.cli.test_cli_run import northstar, one_error_line, write
+from tests.core.test_redaction import every_form
 
 MARKER = "fence-marker-9044"
 
@@ -130,3 +133,57 @@ def test_files_dir_names_a_folder_uploads_may_also_come_from(
     assert allowed.returncode == 0, allowed.stdout + allowed.stderr
     (contact,) = site.submissions()
     assert contact["attachment_filename"] == "other.txt"
+
+
+TOKEN = "a&b#c%d+e\\f\"g'h.i*"
+
+FAILING_URL_CHECK = """
+name: failing-url-check
+params:
+  token: {type: string, secret: true, required: true}
+tabs:
+  site: {start: "{{ base_url }}/form"}
+steps:
+  - id: at-the-query
+    tab: site
+    timeout: 400
+    verify_outcome: {url: "**/form?q={{ token }}"}
+  - id: as-a-pattern
+    tab: site
+    timeout: 400
+    verify_outcome: {url_regex: "q={{ token }}"}
+"""
+
+
+def token_forms() -> dict[str, bytes]:
+    """The token raw, in every writer's encoding, and re.escape'd (also inside a repr), as
+    it is or percent-encoded first (a ``url`` check's glob becomes a regex of the URL)."""
+    forms = {name: form.encode() for name, form in every_form(TOKEN).items()}
+    for name, text in (("", TOKEN), (" of quote", quote(TOKEN, safe=""))):
+        escaped = re.escape(text)
+        forms[f"re.escape{name}"] = escaped.encode()
+        forms[f"repr(re.escape{name})"] = repr(escaped)[1:-1].encode()
+    return forms
+
+
+@pytest.mark.browser
+def test_a_secret_in_a_failing_url_check_is_found_in_no_output_or_file(
+    tmp_path: Path, site: FixtureSite
+) -> None:
+    recipe = write(tmp_path, "check.yaml", FAILING_URL_CHECK)
+    run = northstar(
+        "-v", "--log-json", "run", str(recipe), "--base-url", site.base_url,
+        "-p", f"token={TOKEN}", "--json", cwd=tmp_path,
+    )  # fmt: skip
+    assert run.returncode != 0, run.stdout + run.stderr
+    assert json.loads(run.stdout)["iterations"][0]["reason_code"] == "EXPECTATION_FAILED"
+    run_id = json.loads(run.stdout)["run_id"]
+    shown = northstar("show", run_id, "--json", cwd=tmp_path)
+    written = [p for p in tmp_path.rglob("*") if p.is_file() and p.name != "check.yaml"]
+    texts = {"run": (run.stdout + run.stderr).encode(), "show": shown.stdout.encode()}
+    texts |= {str(path): path.read_bytes() for path in written}
+    leaks = {
+        where: [name for name, form in token_forms().items() if form in data]
+        for where, data in texts.items()
+    }
+    assert {where: found for where, found in leaks.items() if found} == {}
