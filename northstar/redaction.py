@@ -53,9 +53,9 @@ _SHORT_ESCAPES = {
 _HTML_NAMES = {"&": "amp", "<": "lt", ">": "gt", '"': "quot", "'": "apos"}
 # The characters ``re.escape`` puts a backslash before (Python 3.7 and later).
 _REGEX_SPECIAL = frozenset("()[]{}?*+-|^$\\.&~# \t\n\r\v\f")
-# Every form but a character's raw self starts with one of these.
-_ESCAPE_STARTS = "%&\\+"
-_PLAIN_RUN_END = re.compile("[%&\\\\+]")
+# Where an escape may start: every form but a character's raw self begins like one of these.
+_ESCAPE_START = re.compile(r"\+|%[0-9A-Fa-f]{2}|&(?:#|[A-Za-z]{2,4};)|\\")
+_ESCAPE_START_SPAN = 6  # the longest of those beginnings (``&quot;``)
 _PERCENT_RUN = re.compile("(?:%[0-9A-Fa-f]{2})+")
 _PREFIX = 8  # characters of a secret in its start pattern: enough to rule out most places
 
@@ -143,9 +143,8 @@ def _occurrences(text: str, secret: str, start: re.Pattern[str]) -> Iterator[tup
 def _longest_match(text: str, secret: str, begin: int) -> int:
     """The end of the longest form of ``secret`` that starts at ``begin``; -1 if none does.
 
-    A state is (place in the text, characters of the secret matched). Plain text between
-    escape starts can only be the secret's raw characters, so a whole run is compared at
-    once; at an escape start each form of the next character is tried.
+    A state is (place in the text, characters of the secret matched), reached by reading
+    an escape; the raw text in between is compared a stretch at a time.
     """
     size, end = len(secret), -1
     pending, seen = [(begin, 0)], set()
@@ -163,12 +162,37 @@ def _longest_match(text: str, secret: str, begin: int) -> int:
 
 
 def _next_states(text: str, secret: str, position: int, matched: int) -> list[tuple[int, int]]:
-    if text[position] not in _ESCAPE_STARTS:
-        return _plain_run(text, secret, position, matched)
-    char = secret[matched]
+    """The states one escape (or the secret's raw end) after ``(position, matched)``.
+
+    The text is read raw while it equals the secret, a whole stretch between escape starts
+    at once; at each escape start on the way, each escape of the secret's character there
+    is one more state.
+    """
+    size, states = len(secret), list[tuple[int, int]]()
+    here, done = position, matched  # text[position:here] equals secret[matched:done], raw
+    while done < size:
+        reach = here + size - done  # where the secret would end, read raw from here
+        escape = _ESCAPE_START.search(text, here, reach + _ESCAPE_START_SPAN)
+        stop = min(reach, len(text)) if escape is None else min(reach, escape.start())
+        if not text.startswith(secret[done : done + stop - here], here):
+            return states  # the stretch is not the secret, and holds no escape to read
+        here, done = stop, done + stop - here
+        if done == size or escape is None or here != escape.start():
+            break
+        states += _escaped(text, secret, here, done)
+        if text[here] != secret[done]:
+            return states  # no raw reading of this character
+        here, done = here + 1, done + 1
+    if done == size:
+        states.append((here, done))
+    return states
+
+
+def _escaped(text: str, secret: str, position: int, matched: int) -> list[tuple[int, int]]:
+    """The states after an escape of the secret's next character at ``position``."""
     states = [
         (found.end(), matched + 1)
-        for form in _forms_by_start(char).get(text[position], ())
+        for form in _escapes_by_start(secret[matched]).get(text[position], ())
         if (found := form.match(text, position)) is not None
     ]
     if text[position] == "%":
@@ -176,15 +200,23 @@ def _next_states(text: str, secret: str, position: int, matched: int) -> list[tu
     return states
 
 
-def _plain_run(text: str, secret: str, position: int, matched: int) -> list[tuple[int, int]]:
-    """Text up to the next escape start (or the secret's end) equals the secret's next part."""
-    limit = min(len(text), position + len(secret) - matched)
-    run_end = _PLAIN_RUN_END.search(text, position, limit)
-    stop = limit if run_end is None else run_end.start()
-    length = stop - position
-    if not text.startswith(secret[matched : matched + length], position):
-        return []
-    return [(stop, matched + length)]
+def _agreeing(text: str, position: int, secret: str, matched: int, limit: int) -> int:
+    """How many characters of ``text`` from ``position`` equal the secret's from ``matched``
+    (at most ``limit``): compared in growing chunks, so the cost follows the agreement, not
+    the length of what is compared."""
+    low, step = 0, 16
+    while low < limit:
+        high = min(limit, low + step)
+        if not text.startswith(secret[matched + low : matched + high], position + low):
+            while high - low > 1:  # [0, low) agree; the first difference is in [low, high)
+                middle = (low + high) // 2
+                if text.startswith(secret[matched + low : matched + middle], position + low):
+                    low = middle
+                else:
+                    high = middle
+            return low
+        low, step = high, step * 2
+    return low
 
 
 def _percent_run(text: str, secret: str, position: int, matched: int) -> list[tuple[int, int]]:
@@ -199,7 +231,7 @@ def _percent_run(text: str, secret: str, position: int, matched: int) -> list[tu
     if run is None:
         return []
     decoded = bytes.fromhex(run.group().replace("%", "")).decode("utf-8", "surrogateescape")
-    agreed = _common_prefix(decoded, secret, matched)
+    agreed = _agreeing(decoded, 0, secret, matched, min(len(decoded), len(secret) - matched))
     states = [(position + 3 * _utf8_length(decoded[:agreed]), matched + agreed)] if agreed else []
     # Where the secret has a "%" the text's escape decodes to, that "%" may be taken raw.
     percent = decoded.find("%", 0, agreed)
@@ -207,20 +239,6 @@ def _percent_run(text: str, secret: str, position: int, matched: int) -> list[tu
         states.append((position + 3 * _utf8_length(decoded[:percent]) + 1, matched + percent + 1))
         percent = decoded.find("%", percent + 1, agreed)
     return states
-
-
-def _common_prefix(decoded: str, secret: str, matched: int) -> int:
-    """How many leading characters of ``decoded`` equal the secret's from ``matched`` on."""
-    low, high = 0, min(len(decoded), len(secret) - matched)
-    if secret.startswith(decoded[:high], matched):
-        return high
-    while low < high:  # the first ``low`` agree, the first ``high`` do not
-        middle = (low + high + 1) // 2
-        if secret.startswith(decoded[:middle], matched):
-            low = middle
-        else:
-            high = middle - 1
-    return low
 
 
 def _utf8_length(text: str) -> int:
@@ -234,15 +252,15 @@ def _start_pattern(prefix: str) -> re.Pattern[str]:
 
 
 @lru_cache(maxsize=4096)
-def _forms_by_start(char: str) -> dict[str, tuple[re.Pattern[str], ...]]:
-    """The forms of ``char`` that begin with an escape start, compiled, by that start.
+def _escapes_by_start(char: str) -> dict[str, tuple[re.Pattern[str], ...]]:
+    """The escapes of ``char``, compiled, by their first character.
 
-    Not the URL form (the first): ``_percent_run`` reads a run of those at once.
+    Not the URL form (``_percent_run`` reads a run of those at once), nor the raw
+    character (``_next_states`` compares raw text).
     """
     grouped: dict[str, list[re.Pattern[str]]] = {}
-    for first, form in _char_forms(char)[1:]:
-        if first in _ESCAPE_STARTS:
-            grouped.setdefault(first, []).append(re.compile(form))
+    for first, form in _char_forms(char)[1:-1]:
+        grouped.setdefault(first, []).append(re.compile(form))
     return {first: tuple(forms) for first, forms in grouped.items()}
 
 
