@@ -30,10 +30,10 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Collection, Mapping
+from collections.abc import Awaitable, Callable, Collection, Coroutine, Mapping
 from contextlib import suppress
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urljoin
 
 from playwright.async_api import BrowserContext, Locator, Page
@@ -221,17 +221,15 @@ class PlaywrightSession:
     def _on_popup(self, opener: str, popup: Page) -> None:
         if self._awaited is not None and self._awaited.claim(opener, "page") is not None:
             return  # the step's expect_popup takes it
-        self._close_later(opener, popup)
-
-    def _close_later(self, opener: str, page: Page) -> None:
-        task = asyncio.get_running_loop().create_task(self._close_undeclared(opener, page))
-        self._closing.add(task)  # held until done: a task nobody references may be collected
-        task.add_done_callback(self._closing.discard)
+        self._spawn(self._close_undeclared(opener, popup))
 
     def _on_new_page(self, page: Page) -> None:
         """Any page of the context: one with no opener that is not a tab's is closed."""
-        task = asyncio.get_running_loop().create_task(self._settle_new_page(page))
-        self._closing.add(task)
+        self._spawn(self._settle_new_page(page))
+
+    def _spawn(self, closing: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(closing)
+        self._closing.add(task)  # held until done: a task nobody references may be collected
         task.add_done_callback(self._closing.discard)
 
     async def _settle_new_page(self, page: Page) -> None:
