@@ -13,7 +13,9 @@ Up to three reads, then pure assembly in ``northstar.monitor.observation``:
 3. Only then, the page's snapshot again: any AI-mode snapshot replaces the one that
    ``aria-ref=`` locators resolve against, so the page's must be the last one taken.
 
-Secret values and the values of password fields are redacted before the observation exists.
+Secret values and the values of password fields are redacted before the observation exists:
+a password field's value wherever it shows (a field beside it, a message, the URL), not only
+in the field, and the caller hears of it (``seen_passwords``) to redact it from then on.
 The raw snapshot text stays only in the page's ``SnapshotReader``, in this process's memory,
 to tell the next snapshot's unchanged subtrees (its keys); it is never in an observation,
 a log, the journal or an answer, and goes with the page.
@@ -24,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 import weakref
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Frame, Locator, Page
@@ -105,6 +107,7 @@ async def capture_observation(
     role: str,
     secret_values: Collection[str] = (),
     snapshot_id: str | None = None,
+    seen_passwords: Callable[[Collection[str]], None] = lambda values: None,
 ) -> Observation:
     """Observe the tab that plays ``role``; its references stay valid until the next one.
 
@@ -121,11 +124,14 @@ async def capture_observation(
         if sensitive_refs or any(s.password_count for s in states):
             # A field's own snapshot replaced the page's: take the page's again, last.
             snapshot_text = await page.aria_snapshot(mode="ai")
+    passwords = [v for s in states for v in s.password_values]
+    seen_passwords(passwords)
+    secret_values = {*secret_values, *passwords}
     parsed = _READERS.setdefault(page, SnapshotReader()).read(
         snapshot_text,
         secret_values=secret_values,
         sensitive_refs=sensitive_refs,
-        password_values=[v for s in states for v in s.password_values],
+        password_values=passwords,
     )
     return assemble_observation(
         parsed,

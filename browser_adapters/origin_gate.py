@@ -5,20 +5,24 @@ go on), so an allowed URL answering 302 to another origin would reach that origi
 gate uses CDP's ``Fetch`` domain on the browser target instead: with request-stage
 interception of documents, Chromium pauses each hop of a redirect chain as a request of its
 own, before anything is sent to it, in every page and popup from its first request on.
+The decision is ``northstar.fences.page_refusal``: another origin, and a ``file:`` page
+(which Chromium also fetches through this domain), are failed. Pages loaded without a
+request (``data:``, ``blob:``, ``javascript:``) never pause here: the session refuses
+them before it navigates and before it reads a page.
 
 One gate serves a browser. A watched page is known by its CDP target id, which is also the
 id of its main frame; its ``PageGuard`` says which origins it may load, whom to tell when it
-may not, and which guard a popup it opens gets. Documents of subframes and of pages nobody
-watches go on unasked. A refused request fails with ``net::ERR_BLOCKED_BY_CLIENT``.
+may not, which guard a popup it opens gets, and which guard any other new page of its
+context gets: a tab opened with a middle-click or a modifier key has no opener, and is
+gated from its first request all the same. Documents of subframes and of pages in contexts
+nobody watches go on unasked. A refused request fails with ``net::ERR_BLOCKED_BY_CLIENT``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
-import re
 import weakref
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass
 from typing import Any
@@ -26,24 +30,12 @@ from typing import Any
 from playwright.async_api import Browser, BrowserContext, CDPSession, Page
 from playwright.async_api import Error as PlaywrightError
 
-__all__ = ["OriginGate", "PageGuard", "Refusal", "foreign_origin_pattern", "refusal"]
+from northstar.fences import PageRefusal, page_refusal
+
+__all__ = ["OriginGate", "PageGuard", "Refusal", "refusal"]
 
 # Only documents pause: images, scripts and fetches are not navigations and go on unasked.
 _DOCUMENTS = {"urlPattern": "*", "resourceType": "Document", "requestStage": "Request"}
-
-
-def foreign_origin_pattern(origins: Iterable[str]) -> re.Pattern[str]:
-    """Matches http(s) URLs outside ``origins`` (``data:``, ``about:`` and the like never).
-
-    The origins carry their scheme, so the look-ahead is anchored at the start of the URL.
-    """
-    allowed = "|".join(re.escape(o) for o in sorted(set(origins)))
-    return re.compile(rf"^(?!(?:{allowed})(?:[/?#]|$))https?://" if allowed else r"^https?://")
-
-
-@functools.cache
-def _foreign(origins: frozenset[str]) -> re.Pattern[str]:
-    return foreign_origin_pattern(origins)
 
 
 @dataclass(frozen=True)
@@ -52,28 +44,41 @@ class Refusal:
 
     url: str
     redirected_from: str | None = None  # the hop whose answer redirected here
-    outside: bool = True  # False: refused only because its popup was not declared
+    # Why the page may not load it; ``None``: only because its popup was not declared.
+    reason: PageRefusal | None = "origin"
+
+    @property
+    def outside(self) -> bool:
+        """Whether the request would have left the page's origins (or its web pages)."""
+        return self.reason is not None
+
+
+def _refusing() -> PageGuard:
+    """The guard of a new page in a context whose sessions named none: it loads nothing."""
+    return PageGuard(frozenset(), lambda refused: None, _refusing, undeclared=True)
 
 
 @dataclass(frozen=True)
 class PageGuard:
-    """What one page may load at top level, who hears of a refusal, and its popups' guard.
+    """What one page may load at top level, who hears of a refusal, and the guards of the
+    pages it opens: its popups', and any other new page's in its context (``on_new_page``).
 
     ``undeclared`` marks a popup no step was waiting for: every document it asks for is
-    refused, and ``outside`` tells whether that request would also have left its origins.
+    refused, and the refusal's ``reason`` tells whether it would also have left its origins.
     """
 
     origins: frozenset[str]
     on_refused: Callable[[Refusal], None]
     on_popup: Callable[[], PageGuard]
     undeclared: bool = False
+    on_new_page: Callable[[], PageGuard] = _refusing
 
 
 def refusal(guard: PageGuard, url: str, redirected_from: str | None) -> Refusal | None:
     """Whether the page may load ``url`` (``redirected_from``: the hop that sent it there)."""
-    outside = _foreign(guard.origins).search(url) is not None
-    if outside or guard.undeclared:
-        return Refusal(url, redirected_from, outside)
+    reason = page_refusal(url, guard.origins)
+    if reason is not None or guard.undeclared:
+        return Refusal(url, redirected_from, reason)
     return None
 
 
@@ -89,9 +94,14 @@ class OriginGate:
     def __init__(self, cdp: CDPSession) -> None:
         self._cdp = cdp
         self._watched: dict[str, _Watched] = {}
-        # A page's target id, asked once: a reused context's kept page is watched again every
-        # iteration, and a CDP session per watch would pile up on it.
-        self._targets: weakref.WeakKeyDictionary[Page, str] = weakref.WeakKeyDictionary()
+        # By browser context id: the guard of a page it opens with no watched opener.
+        self._new_pages: dict[str, Callable[[], PageGuard]] = {}
+        self._hooked: weakref.WeakSet[BrowserContext] = weakref.WeakSet()
+        # A page's target id and context id, asked once: a reused context's kept page is
+        # watched again every iteration, and a CDP session per watch would pile up on it.
+        self._targets: weakref.WeakKeyDictionary[Page, tuple[str, str]] = (
+            weakref.WeakKeyDictionary()
+        )
         self._replies: set[asyncio.Task[None]] = set()
 
     @classmethod
@@ -112,24 +122,42 @@ class OriginGate:
             await self._cdp.detach()
 
     async def watch(self, context: BrowserContext, page: Page, guard: PageGuard) -> None:
-        """Guard ``page`` from its next navigation on (a new guard replaces an earlier one).
+        """Guard ``page`` from its next navigation on (a new guard replaces an earlier one),
+        and every page its context opens from now on with no watched opener.
 
         Call it before the page's first navigation of the iteration.
         """
-        target = self._targets.get(page)
-        if target is None:
+        known = self._targets.get(page)
+        if known is None:
             # The session goes away with the page; detaching it would cost one more round trip.
             cdp = await context.new_cdp_session(page)
-            info = await cdp.send("Target.getTargetInfo")
-            target = self._targets[page] = info["targetInfo"]["targetId"]
+            info = (await cdp.send("Target.getTargetInfo"))["targetInfo"]
+            known = self._targets[page] = (info["targetId"], info["browserContextId"])
+            self._forget_on_close(context, known[1])
+        target, context_id = known
         self._watched[target] = _Watched(guard)
+        self._new_pages[context_id] = guard.on_new_page
+
+    def _forget_on_close(self, context: BrowserContext, context_id: str) -> None:
+        if context not in self._hooked:
+            self._hooked.add(context)
+            context.once("close", lambda _context: self._forget(context_id))
+
+    def _forget(self, context_id: str) -> None:
+        self._new_pages.pop(context_id, None)
 
     def _on_target_created(self, event: dict[str, Any]) -> None:
-        # Chromium reports a popup before its first request: its guard is in place in time.
+        # Chromium reports a new page before its first request: its guard is in place in time.
         info = event["targetInfo"]
+        if info.get("type") != "page":
+            return
         opener = self._watched.get(info.get("openerId") or "")
-        if info.get("type") == "page" and opener is not None:
+        if opener is not None:
             self._watched[info["targetId"]] = _Watched(opener.guard.on_popup())
+            return
+        new_page = self._new_pages.get(info.get("browserContextId") or "")
+        if new_page is not None:  # a middle-click, a modifier key, or the session's own page
+            self._watched[info["targetId"]] = _Watched(new_page())
 
     def _on_target_destroyed(self, event: dict[str, Any]) -> None:
         self._watched.pop(event["targetId"], None)

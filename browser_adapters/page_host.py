@@ -59,7 +59,11 @@ class PageHost:
         if self._gate is None:
             raise RuntimeError("PageHost is used outside `async with`")
         given = {first_role(plan): self.page}
-        yield PlaywrightSession(self.page.context, plan, gate=self._gate, given=given)
+        session = PlaywrightSession(self.page.context, plan, gate=self._gate, given=given)
+        try:
+            yield session
+        finally:
+            session.release()  # the caller's context goes on: its new pages are its own
 
 
 def first_role(plan: Plan) -> str:

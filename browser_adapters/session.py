@@ -6,7 +6,15 @@ forgotten so that the next step on it is ``TAB_CLOSED``. The origin gate
 (``origin_gate.py``) refuses a top-level document outside a role's origins, at every hop
 of a redirect, and this session reports it as ``ORIGIN_BLOCKED`` naming both URLs. A popup
 no step declared (``opens_tab``) loads nothing and is closed: ``ORIGIN_BLOCKED`` if it was
-heading outside its opener's origins, a ``popup_closed`` evidence item otherwise.
+heading outside its opener's origins, a ``popup_closed`` evidence item otherwise. A page
+the context opens with no opener (a middle-click, ctrl/shift/meta-click) is never a
+declared popup: the gate refuses its first request like an undeclared popup's, and the
+session closes it the same way.
+
+Only http(s) pages load (``northstar.fences``): a navigation to ``file:``, ``data:``,
+``javascript:``, ``blob:`` or any other scheme is ``SCHEME_BLOCKED`` before it is sent,
+and a page that ended up on one anyway (a script can open a ``blob:``) is read by no step:
+acting, checking, reading and observing on it are ``SCHEME_BLOCKED`` too.
 
 Every method that waits on the browser runs through the browser's ``BrowserWatch``
 (``@watched``, which also runs it in a task of its own, like ``own_task``): a browser that
@@ -22,11 +30,11 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Collection, Mapping
+from collections.abc import Awaitable, Callable, Collection, Coroutine, Mapping
 from contextlib import suppress
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
-from urllib.parse import urljoin, urlsplit
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Literal
+from urllib.parse import urljoin
 
 from playwright.async_api import BrowserContext, Locator, Page
 from playwright.async_api import Error as PlaywrightError
@@ -46,7 +54,7 @@ from browser_adapters.locators import (
     exactly_one,
     resolve_one,
 )
-from browser_adapters.origin_gate import OriginGate, PageGuard, Refusal, foreign_origin_pattern
+from browser_adapters.origin_gate import OriginGate, PageGuard, Refusal
 from northstar.browser import Reading, ReadSource
 from northstar.errors import (
     ActionFailed,
@@ -54,43 +62,65 @@ from northstar.errors import (
     NorthstarError,
     OptionMissing,
     OriginBlocked,
+    SchemeBlocked,
     StaleReference,
     TabClosed,
     TargetAmbiguous,
 )
+from northstar.fences import (
+    allowed_upload,
+    page_refusal,
+    refused_page_shown,
+    shown_page_url,
+    upload_refused,
+)
 from northstar.plan.model import BoundStep, BoundTab, Plan
-from northstar.recipe.model import Check, Step, Target
+from northstar.recipe.model import Check, Step, Target, UploadAction
 from northstar.redaction import redact
 from northstar.results import Evidence
 
 if TYPE_CHECKING:
     from northstar.monitor.observation import ElementRef, Observation
 
-__all__ = ["PlaywrightSession", "foreign_origin_pattern"]
+__all__ = ["PlaywrightSession"]
 
 
-def _origin(url: str) -> str:
-    parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc}".lower()
+def _shown(url: str, secrets: Collection[str]) -> str:
+    return redact(shown_page_url(url), secrets)
 
 
-def _refused_message(refused: Refusal, role: str, secrets: Collection[str]) -> str:
-    """One line naming the URL that was refused and, after a redirect, the URL that sent it."""
-    to = redact(refused.url, secrets)
+def _outside(refused: Refusal, role: str) -> str:
+    if refused.reason == "scheme":
+        return "which no tab may load (only http(s) pages)"
+    return f"outside the origins of tab {role!r}"
+
+
+def _blocked(refused: Refusal, message: str, role: str) -> OriginBlocked:
+    kind = SchemeBlocked if refused.reason == "scheme" else OriginBlocked
+    return kind(message, tab=role)
+
+
+def _refused_error(refused: Refusal, role: str, secrets: Collection[str]) -> OriginBlocked:
+    """Naming the URL that was refused and, after a redirect, the URL that sent it."""
+    to = _shown(refused.url, secrets)
     if refused.redirected_from is None:
-        return f"navigation to {to} was blocked: outside the origins of tab {role!r}"
-    source = redact(refused.redirected_from, secrets)
-    return f"{source} redirected to {to}, outside the origins of tab {role!r}: not followed"
+        message = f"navigation to {to} was blocked: {_outside(refused, role)}"
+    else:
+        source = _shown(refused.redirected_from, secrets)
+        message = f"{source} redirected to {to}, {_outside(refused, role)}: not followed"
+    return _blocked(refused, message, role)
 
 
-def _undeclared_message(refused: Refusal, opener: str, secrets: Collection[str]) -> str:
-    to = redact(refused.url, secrets)
+def _undeclared_error(refused: Refusal, opener: str, secrets: Collection[str]) -> OriginBlocked:
+    to = _shown(refused.url, secrets)
     if refused.redirected_from is not None:
-        to += f" (redirected from {redact(refused.redirected_from, secrets)})"
-    return (
-        f"a popup of tab {opener!r} that no step declares tried to load {to}, outside the "
-        "tab's origins; it was closed"
+        to += f" (redirected from {_shown(refused.redirected_from, secrets)})"
+    where = "outside the tab's origins" if refused.reason != "scheme" else _outside(refused, opener)
+    message = (
+        f"a popup of tab {opener!r} that no step declares tried to load {to}, {where}; "
+        "it was closed"
     )
+    return _blocked(refused, message, opener)
 
 
 @dataclass
@@ -130,14 +160,17 @@ class PlaywrightSession:
     ) -> None:
         self._context = context
         self._spare = spare  # a blank page of a reused context: the first tab opened takes it
-        self._listeners: list[tuple[Page, str, Callable[[Page], None]]] = []
+        self._listeners: list[tuple[Page | BrowserContext, str, Callable[[Page], None]]] = []
         self._given = dict(given or {})  # role -> a page someone else opened, used on open
         self._lent = list(self._given.values())  # never closed here: their owner closes them
         self.watch: BrowserWatch = watch_of(context.browser)
         self.unrecorded = unrecorded  # set when replaying a recording: what it lacked
         self._gate = gate
         self._plan = plan
-        self._secrets = plan.secrets
+        # The plan's secrets, and every value seen in or typed into a password field since:
+        # whoever typed it, no evidence, error or observation of this session shows it.
+        self._passwords: set[str] = set()
+        self._secrets: set[str] = set(plan.secrets)
         self._pages: dict[str, Page] = {}
         self._closed: set[str] = set()
         self._blocked: dict[str, Refusal] = {}  # by role, until a step reports it
@@ -146,6 +179,9 @@ class PlaywrightSession:
         self._notices: list[Evidence] = []  # undeclared popups closed inside the origins
         self._awaited: _AwaitedPopup | None = None
         self._closing: set[asyncio.Task[None]] = set()
+        self._acting: str | None = None  # the role of the step running, or that ran last
+        self._opening = asyncio.Lock()  # held while a tab's own new page is made and bound
+        self._listen(context, "page", self._on_new_page)
 
     def _guard(self, role: str) -> PageGuard:
         """The gate's guard for a role's page: the role's origins; a refusal is the role's."""
@@ -153,6 +189,7 @@ class PlaywrightSession:
             frozenset(self._plan.tabs[role].origins),
             on_refused=lambda refused: self._blocked.__setitem__(role, refused),
             on_popup=lambda: self._popup_guard(role),
+            on_new_page=self._new_page_guard,
         )
 
     def _popup_guard(self, opener: str) -> PageGuard:
@@ -160,19 +197,53 @@ class PlaywrightSession:
         role = self._awaited.claim(opener, "gate") if self._awaited is not None else None
         if role is not None:
             return self._guard(role)
+        return self._undeclared_guard(opener)
+
+    def _undeclared_guard(self, opener: str) -> PageGuard:
         return PageGuard(
             frozenset(self._plan.tabs[opener].origins),
             on_refused=lambda refused: self._undeclared.append((opener, refused)),
-            on_popup=lambda: self._popup_guard(opener),
+            on_popup=lambda: self._undeclared_guard(opener),
             undeclared=True,
+            on_new_page=self._new_page_guard,
         )
+
+    def _new_page_guard(self) -> PageGuard:
+        """A page of the context with no opener: undeclared, charged to the acting role.
+
+        The session's own new page gets it too, until ``open_tab`` watches it.
+        """
+        return self._undeclared_guard(self._opener_role())
+
+    def _opener_role(self) -> str:
+        return self._acting or next(iter(self._pages), None) or next(iter(self._plan.tabs))
 
     def _on_popup(self, opener: str, popup: Page) -> None:
         if self._awaited is not None and self._awaited.claim(opener, "page") is not None:
             return  # the step's expect_popup takes it
-        task = asyncio.get_running_loop().create_task(self._close_undeclared(opener, popup))
+        self._spawn(self._close_undeclared(opener, popup))
+
+    def _on_new_page(self, page: Page) -> None:
+        """Any page of the context: one with no opener that is not a tab's is closed."""
+        self._spawn(self._settle_new_page(page))
+
+    def _spawn(self, closing: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(closing)
         self._closing.add(task)  # held until done: a task nobody references may be collected
         task.add_done_callback(self._closing.discard)
+
+    async def _settle_new_page(self, page: Page) -> None:
+        async with self._opening:  # a tab's own new page is bound by now
+            if self._is_own(page):
+                return
+        with suppress(PlaywrightError):  # gone already: nothing to close
+            if await page.opener() is not None:
+                return  # a popup: ``_on_popup`` decides
+            await self._close_undeclared(self._opener_role(), page)
+
+    def _is_own(self, page: Page) -> bool:
+        """A page this session made, was lent or keeps for its next tab."""
+        return any(page is own for own in (*self._pages.values(), *self._lent, self._spare))
 
     async def _close_undeclared(self, opener: str, popup: Page) -> None:
         url = popup.url
@@ -192,7 +263,7 @@ class PlaywrightSession:
         self._undeclared.clear()
         self._notices.clear()
         self._plan = plan
-        self._secrets = plan.secrets
+        self._secrets = set(plan.secrets) | self._passwords
 
     def has_tab(self, role: str) -> bool:
         return role in self._pages
@@ -200,10 +271,13 @@ class PlaywrightSession:
     @watched
     async def open_tab(self, tab: BoundTab, *, timeout_ms: int) -> Evidence:
         assert tab.start is not None
-        page = (
-            self._given.pop(tab.role, None) or self._take_spare() or await self._context.new_page()
-        )
-        self._bind(tab.role, page)
+        async with self._opening:
+            page = (
+                self._given.pop(tab.role, None)
+                or self._take_spare()
+                or await self._context.new_page()
+            )
+            self._bind(tab.role, page)
         try:
             async with converted_errors(f"open tab {tab.role!r}", tab=tab.role):
                 await self._gate.watch(self._context, page, self._guard(tab.role))
@@ -225,14 +299,16 @@ class PlaywrightSession:
         self._listen(page, "close", lambda _page: self._on_close(role, _page))
         self._listen(page, "popup", lambda popup: self._on_popup(role, popup))
 
-    def _listen(self, page: Page, event: str, handler: Callable[[Page], None]) -> None:
-        page.on(event, handler)  # type: ignore[call-overload]
-        self._listeners.append((page, event, handler))
+    def _listen(
+        self, emitter: Page | BrowserContext, event: str, handler: Callable[[Page], None]
+    ) -> None:
+        emitter.on(event, handler)  # type: ignore[call-overload]
+        self._listeners.append((emitter, event, handler))
 
     def release(self) -> None:
-        """Stop listening to the pages: a reused context's kept page outlives this session."""
-        for page, event, handler in self._listeners:
-            page.remove_listener(event, handler)
+        """Stop listening: a reused context and its kept page outlive this session."""
+        for emitter, event, handler in self._listeners:
+            emitter.remove_listener(event, handler)
         self._listeners.clear()
 
     async def _discard(self, role: str, page: Page) -> None:
@@ -255,6 +331,21 @@ class PlaywrightSession:
         why = "was closed" if role in self._closed else "is not open"
         raise TabClosed(f"the tab for role {role!r} {why}", tab=role)
 
+    def _readable(self, role: str) -> Page:
+        """The role's page, unless it shows a page no tab may load: ``SCHEME_BLOCKED``."""
+        page = self.page(role)
+        self._refuse_shown(role, page)
+        return page
+
+    def _refuse_shown(self, role: str, page: Page) -> None:
+        if refused_page_shown(page.url):
+            raise SchemeBlocked(
+                f"tab {role!r} shows {_shown(page.url, self._secrets)}, which no tab may "
+                "load (only http(s) pages); nothing is read from it",
+                tab=role,
+                fix="Go to an http(s) page of the tab's origins; no step acts on this one.",
+            )
+
     async def _navigate(self, role: str, page: Page, url: str, timeout_ms: int) -> None:
         self._check_origin(role, url)
         try:
@@ -274,10 +365,13 @@ class PlaywrightSession:
             )
 
     def _check_origin(self, role: str, url: str) -> None:
-        if (
-            urlsplit(url).scheme in ("http", "https")
-            and _origin(url) not in self._plan.tabs[role].origins
-        ):
+        """Refuse a navigation before it is sent; ``data:`` and the like never reach the gate."""
+        reason = page_refusal(url, self._plan.tabs[role].origins)
+        if reason == "scheme":
+            raise SchemeBlocked(
+                f"{_shown(url, self._secrets)} is not an http(s) page: no tab loads it", tab=role
+            )
+        if reason == "origin":
             raise OriginBlocked(
                 f"{redact(url, self._secrets)} is outside the origins of tab {role!r}", tab=role
             )
@@ -286,7 +380,8 @@ class PlaywrightSession:
     async def perform(
         self, step: BoundStep, *, before_dispatch: Callable[[], None] = lambda: None
     ) -> tuple[Evidence, ...]:
-        page = self.page(step.tab)
+        self._acting = step.tab
+        page = self._readable(step.tab)
         self._blocked.pop(step.tab, None)
         if step.opens_tab is None:
             acted_on = await self._act(page, step, before_dispatch)
@@ -310,7 +405,7 @@ class PlaywrightSession:
 
     def _shown_url(self, page: Page) -> str:
         """A page's URL for evidence: a secret in a query string stays out of the record."""
-        return redact(page.url, self._secrets)
+        return _shown(page.url, self._secrets)
 
     def _raise_if_blocked(self, role: str) -> None:
         """Report what the gate refused, then a request a replayed recording lacked."""
@@ -319,11 +414,15 @@ class PlaywrightSession:
             self.unrecorded.raise_new(tab=role, secrets=self._secrets)
 
     def _raise_if_refused(self, role: str) -> None:
-        """``ORIGIN_BLOCKED`` for a refusal on the role's page or by an undeclared popup."""
+        """``ORIGIN_BLOCKED`` (or ``SCHEME_BLOCKED``) for a refusal on the role's page or by
+        an undeclared popup, or for the page it shows now."""
         refused = self._blocked.pop(role, None)
         if refused is not None:
-            raise OriginBlocked(_refused_message(refused, role, self._secrets), tab=role)
+            raise _refused_error(refused, role, self._secrets)
         self._settle_undeclared()
+        page = self._pages.get(role)
+        if page is not None:
+            self._refuse_shown(role, page)
 
     def _settle_undeclared(self) -> None:
         """Undeclared popups the gate refused: ``ORIGIN_BLOCKED`` if one left, else notices."""
@@ -333,7 +432,7 @@ class PlaywrightSession:
                 self._notices.append(_closed_popup(opener, redact(asked.url, self._secrets)))
         for opener, asked in undeclared:
             if asked.outside:
-                raise OriginBlocked(_undeclared_message(asked, opener, self._secrets), tab=opener)
+                raise _undeclared_error(asked, opener, self._secrets)
 
     async def _take_notices(self) -> tuple[Evidence, ...]:
         if self._closing:  # popups the step opened are still being closed: wait, bounded
@@ -350,7 +449,8 @@ class PlaywrightSession:
         *,
         before_dispatch: Callable[[], None] = lambda: None,
     ) -> tuple[Evidence, ...]:
-        page = self.page(step.tab)
+        self._acting = step.tab
+        page = self._readable(step.tab)
         locator = await self._referenced(page, step, reference)
         self._blocked.pop(step.tab, None)
         acted_on = await self._act(page, step, before_dispatch, referenced=locator)
@@ -386,6 +486,8 @@ class PlaywrightSession:
         instead of the step's target, which then only describes it.
         """
         body = step.step
+        if body.upload is not None:
+            step = self._fenced_upload(step, body.upload)
         if body.goto is not None:
             before_dispatch()
             await self._navigate(step.tab, page, urljoin(page.url, body.goto), step.timeout_ms)
@@ -398,6 +500,20 @@ class PlaywrightSession:
         acted_on = await self._act_on_target(page, step, before_dispatch, referenced)
         what = redact(self._what(step), self._secrets)
         return (Evidence("acted_on", step.tab, what, True, acted_on.summary()),)
+
+    def _fenced_upload(self, step: BoundStep, upload: UploadAction) -> BoundStep:
+        """The step with each file as the real file inside the plan's upload folders;
+        ``PARAM_INVALID`` naming the first that is not (nothing is sent)."""
+        roots = self._plan.upload_roots
+        allowed = []
+        for path in upload.files:
+            real = allowed_upload(path, roots)
+            if real is None:
+                refused = upload_refused(redact(path, self._secrets), roots, where=step.id)
+                raise refused.with_context(tab=step.tab)
+            allowed.append(str(real))
+        fenced = upload.model_copy(update={"files": allowed})
+        return replace(step, step=step.step.model_copy(update={"upload": fenced}))
 
     async def _act_on_target(
         self,
@@ -427,6 +543,8 @@ class PlaywrightSession:
         # the read or the action is diagnosed: missing, ambiguous, or not actionable.
         try:
             acted_on = ready or await self._described(locator, step, left())
+            if acted_on.input_type == "password" and step.step.fill is not None:
+                self._remember_passwords([step.step.fill.value])
             before_dispatch()
             await self._dispatch(page, step, action, locator, left())
         except OptionMissing:
@@ -448,6 +566,10 @@ class PlaywrightSession:
             # next step on the role is TAB_CLOSED. Playwright may report it either way.
             if not page.is_closed():
                 raise
+
+    def _remember_passwords(self, values: Collection[str]) -> None:
+        self._passwords.update(v for v in values if v)
+        self._secrets.update(self._passwords)
 
     def _what(self, step: BoundStep) -> str:
         return f"{step.kind} {_action_target(step).describe()}"
@@ -519,7 +641,7 @@ class PlaywrightSession:
 
     @watched
     async def check(self, check: Check, *, tab: str, timeout_ms: int) -> Evidence:
-        page = self.page(tab)
+        page = self._readable(tab)
         what = redact(check.describe(), self._secrets)
         try:
             async with converted_errors(what, tab=tab, secrets=self._secrets):
@@ -533,9 +655,14 @@ class PlaywrightSession:
     @watched
     async def read(self, reading: Reading, *, timeout_ms: int) -> str:
         """Read a value; a secret in it is redacted, as outputs are journaled and shown."""
+        page = self.page(reading.tab)
+        self._raise_if_refused(reading.tab)  # and a page no tab may load is not read
+        value = await self._read_value(page, reading, timeout_ms)
+        self._refuse_shown(reading.tab, page)  # nor one the tab went to while it was read
+        return value
+
+    async def _read_value(self, page: Page, reading: Reading, timeout_ms: int) -> str:
         source, tab, target = reading.source, reading.tab, reading.target
-        page = self.page(tab)
-        self._raise_if_refused(tab)
         if source == "url":
             return self._shown_url(page)
         async with converted_errors(f"read {source}", tab=tab, secrets=self._secrets):
@@ -556,16 +683,18 @@ class PlaywrightSession:
         from browser_adapters.observation_capture import capture_observation
 
         self._snapshots.pop(tab, None)  # from here on the page's snapshot is the new one
+        page = self._readable(tab)
         observation = await capture_observation(
-            self.page(tab), role=tab, secret_values=self._secrets
+            page, role=tab, secret_values=self._secrets, seen_passwords=self._remember_passwords
         )
+        self._refuse_shown(tab, page)  # the tab went to such a page while it was read
         self._snapshots[tab] = observation.snapshot_id
         return observation
 
     @watched
     async def screenshot(self, tab: str) -> bytes | None:
         page = self._pages.get(tab)
-        if page is None:
+        if page is None or refused_page_shown(page.url):
             return None
         async with converted_errors("screenshot", tab=tab):
             return await page.screenshot(timeout=5000)

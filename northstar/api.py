@@ -107,13 +107,15 @@ async def run(
     cdp_url: str | None = None,
     ws_endpoint: str | None = None,
     stop: StopSignal | None = None,
+    files_dirs: Sequence[str | Path] = (),
 ) -> RunResult:
     """Run ``recipe`` and verify every iteration, as ``northstar run`` does.
 
     ``params``: one mapping (the same values for every iteration, ``repeat`` times) or a
     list of mappings (one iteration per row). ``browser`` describes the launch
     (executable, headless, ...); ``cdp_url``/``ws_endpoint`` connect to a remote browser
-    instead. Bad input raises its ``NorthstarError`` before any browser starts; a run
+    instead. ``files_dirs``: folders uploads may come from besides the recipe's own (the
+    CLI's ``--files-dir``). Bad input raises its ``NorthstarError`` before any browser starts; a run
     that starts returns a ``RunResult`` whatever its state (check ``.verified``).
     """
     library_logging()
@@ -126,6 +128,7 @@ async def run(
         project=project,
         profile=profile,
         lanes=(concurrency, fail_fast, keep_context, monitor),
+        files_dirs=files_dirs,
     )
     base = browser or BrowserSettings()
     settings = replace(
@@ -163,6 +166,7 @@ def build_request(
     project: str,
     profile: str | Path | None,
     lanes: tuple[int, bool, bool, bool],
+    files_dirs: Sequence[str | Path] = (),
 ) -> RunRequest:
     """The CLI's checks, by the one request builder: recipe, every row (bound once), bounds.
 
@@ -177,6 +181,7 @@ def build_request(
         repeat=repeat,
         interval=interval,
         base_url=base_url,
+        files_dirs=tuple(str(Path(folder).resolve()) for folder in files_dirs),
     )
     concurrency, fail_fast, keep_context, monitor = lanes
     return build_run_request(

@@ -26,6 +26,7 @@ The CLI prints ``code``, message and fix on one line each and never a traceback.
     │   ├── DisplayMissing                DISPLAY_MISSING
     │   ├── BrowserClosed                 BROWSER_CLOSED
     │   ├── OriginBlocked                 ORIGIN_BLOCKED
+    │   │   └── SchemeBlocked             SCHEME_BLOCKED
     │   ├── TabClosed                     TAB_CLOSED
     │   ├── TargetMissing                 TARGET_MISSING
     │   ├── TargetAmbiguous               TARGET_AMBIGUOUS
@@ -90,6 +91,7 @@ __all__ = [
     "RepeatOptionsInvalid",
     "RunBlocked",
     "RunNotFound",
+    "SchemeBlocked",
     "SiteUnreachable",
     "StaleReference",
     "TabClosed",
@@ -284,6 +286,16 @@ class BrowserClosed(BrowserError):
 class OriginBlocked(BrowserError):
     code = "ORIGIN_BLOCKED"
     default_fix = "Add the origin to the tab role's `origins` if the recipe may visit it."
+
+
+class SchemeBlocked(OriginBlocked):
+    """A tab was sent to a page that is not http(s): ``file:``, ``data:``, ``javascript:``..."""
+
+    code = "SCHEME_BLOCKED"
+    default_fix = (
+        "A tab loads only http(s) pages of its origins (and about:blank); serve the file "
+        "from a local web server and add that origin to the tab role's `origins`."
+    )
 
 
 class TabClosed(BrowserError):

@@ -8,6 +8,7 @@ stopped by these fixtures; ``site.reset()`` runs before each test that uses the 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +47,22 @@ def site(site_server: FixtureSite) -> FixtureSite:
 
 
 @pytest.fixture(scope="session")
+def other_server() -> Iterator[Any]:
+    """A second loopback origin that counts the requests it is asked (the fences' tests)."""
+    from fixtures.other_origin import OtherOrigin
+
+    with OtherOrigin() as server:
+        yield server
+
+
+@pytest.fixture
+def other(other_server: Any) -> Any:
+    """The other origin with its count cleared."""
+    other_server.reset()
+    return other_server
+
+
+@pytest.fixture(scope="session")
 def postgres() -> Iterator[Any]:
     """One throwaway Postgres cluster for the session.
 
@@ -78,8 +95,11 @@ def make_plan(
     base_url: str | None = None,
     iteration: int = 1,
     source: str = "<test>",
+    files_dirs: tuple[str, ...] = (),
 ) -> Plan:
-    """Parse, check and bind a recipe written inline in a test."""
+    """Parse, check and bind a recipe written inline in a test (its files come from
+    ``files_dirs``: a recipe from no file has no folder of its own)."""
     compiled = prepare(parse_recipe(recipe_text, source=source), source=source)
+    compiled = replace(compiled, files_dirs=files_dirs)
     values = coerce_params(compiled.recipe.params, params or {})
     return bind(compiled, values, base_url=base_url, iteration=iteration)

@@ -51,8 +51,9 @@ __all__ = ["AgentHost", "open_agent_host"]
 log = structlog.get_logger("northstar.agent")
 
 
-def _session_plan(tabs: Mapping[str, BoundTab], timeout_ms: int) -> Plan:
-    """The plan a session's context is guarded by: its tab roles, no steps of its own."""
+def _session_plan(tabs: Mapping[str, BoundTab], settings: AgentSettings) -> Plan:
+    """The plan a session's context is guarded by: its tab roles and the folder its uploads
+    come from, no steps of its own."""
     canonical = {role: [tab.start, list(tab.origins)] for role, tab in sorted(tabs.items())}
     digest = hashlib.sha256(json.dumps(canonical).encode()).hexdigest()
     return Plan(
@@ -64,8 +65,9 @@ def _session_plan(tabs: Mapping[str, BoundTab], timeout_ms: int) -> Plan:
         steps=(),
         outputs=(),
         done_when=(),
-        default_timeout_ms=timeout_ms,
+        default_timeout_ms=settings.open_timeout_ms,
         params_fingerprint="",
+        upload_roots=() if settings.files_dir is None else (str(settings.files_dir.resolve()),),
     )
 
 
@@ -107,7 +109,7 @@ class AgentHost:
     async def open_session(self, tabs: Mapping[str, Any]) -> SessionOpened:
         """A new session with a context of its own, each tab role open at its start URL."""
         bound = bind_session_tabs(tabs)
-        plan = _session_plan(bound, self.settings.open_timeout_ms)
+        plan = _session_plan(bound, self.settings)
         run_id, credential = self._journal.create_run(
             recipe_path="(agent session)",
             recipe_name=plan.recipe_name,

@@ -1,6 +1,9 @@
-"""How long an agent's calls may wait, and how much of a page an answer may hold."""
+"""How long an agent's calls may wait, how much of a page an answer may hold, and where
+its uploads may come from."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -17,3 +20,6 @@ class AgentSettings(BaseModel):
     check_timeout_ms: int = Field(5_000, ge=1, le=600_000)
     max_page_lines: int = Field(600, ge=10, le=100_000)  # lines of a whole-page answer
     max_changes: int = Field(40, ge=1, le=10_000)  # items of a what-changed answer
+    # The one folder an agent's uploads may come from (``northstar mcp --files DIR``); a
+    # relative path is read from it. None: an agent uploads nothing.
+    files_dir: Path | None = None

@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from northstar.errors import UsageInvalid
+from northstar.fences import shown_page_url
 from northstar.plan.model import BoundTab
 
 __all__ = ["MAX_TABS", "TabSpec", "bind_session_tabs"]
@@ -43,7 +44,8 @@ def _origin(url: str, what: str) -> str:
     except ValueError:
         parts = None
     if parts is None or parts.scheme not in ("http", "https") or not parts.netloc:
-        raise UsageInvalid(f"{what} {url!r} is not an absolute http(s) URL", fix=_FIX)
+        shown = shown_page_url(url)  # a data: URL is its content: not repeated
+        raise UsageInvalid(f"{what} {shown!r} is not an absolute http(s) URL", fix=_FIX)
     return f"{parts.scheme}://{parts.netloc}".lower()
 
 

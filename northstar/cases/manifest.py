@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, quote_plus
 
 from northstar.errors import ParamMissing, UsageInvalid
-from northstar.redaction import contains_secret, secret_pattern
+from northstar.redaction import contains_secret, secret_matcher
 
 if TYPE_CHECKING:  # the pytest plugin imports this module at start-up: keep it light
     from northstar.recipe.model import Param
@@ -226,7 +226,7 @@ def scrub_secrets(value: Any, secrets: Mapping[str, str]) -> Any:
     pairs = [
         (enc(v), enc(secret_marker(n))) for n, v in _longest_first(secrets) for enc in _ENCODINGS
     ]
-    others = [(secret_pattern([v]), secret_marker(n)) for n, v in _longest_first(secrets)]
+    others = [(secret_matcher([v]), secret_marker(n)) for n, v in _longest_first(secrets)]
 
     def scrub(text: str) -> str:
         for old, new in pairs:

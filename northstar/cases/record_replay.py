@@ -197,8 +197,10 @@ async def replay_case(
     """
     case = load_case(case_dir)
     root = project_root(case_dir)
-    recipe_path = recipe_path or root / case.recipe
-    compiled = load_compiled(recipe_path)
+    recorded = root / case.recipe
+    recipe_path = recipe_path or recorded
+    # The case's files were selected beside the recipe it was recorded with.
+    compiled = replace(load_compiled(recipe_path), files_dirs=(str(recorded.parent.resolve()),))
     specs = compiled.recipe.params
     raw = replay_params(case, specs, root, params or {})
     values = coerce_params(specs, raw, recipe_dir=recipe_path.parent)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -20,7 +21,14 @@ from northstar.recipe.model import Param
 from northstar.run.execution import RunRequest
 from northstar.run.requests import RunInputs, build_run_request
 
-__all__ = ["browser_options", "build_request", "input_options", "parse_param_pairs"]
+__all__ = [
+    "browser_options",
+    "build_request",
+    "files_dir_option",
+    "files_dirs",
+    "input_options",
+    "parse_param_pairs",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -45,10 +53,34 @@ def input_options(command: F) -> F:
             click.option(
                 "--base-url", envvar="NORTHSTAR_BASE_URL", help="Value of {{ base_url }}."
             ),
+            files_dir_option,
         ]
     ):
         command = option(command)
     return command
+
+
+files_dir_option = click.option(
+    "--files-dir",
+    "files_dirs",
+    multiple=True,
+    type=click.Path(file_okay=False),
+    metavar="DIR",
+    help="A folder uploads may come from besides the recipe's own (repeatable).",
+)
+
+
+def files_dirs(given: Sequence[str] | None) -> tuple[str, ...]:
+    """The ``--files-dir`` folders, resolved; one that is not a folder is a usage error."""
+    folders = []
+    for folder in given or ():
+        if not Path(folder).is_dir():
+            raise UsageInvalid(
+                f"--files-dir {folder}: no such folder",
+                fix="Pass a folder that holds the files to upload.",
+            )
+        folders.append(str(Path(folder).resolve()))
+    return tuple(folders)
 
 
 def browser_options(command: F) -> F:
@@ -140,6 +172,7 @@ def build_request(
         base_url=options.get("base_url"),
         repeat_named="--repeat",
         rows_named=f"of {params_file}",
+        files_dirs=files_dirs(options.get("files_dirs")),
     )
     profile = options.get("profile")
     return build_run_request(

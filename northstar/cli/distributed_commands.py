@@ -14,7 +14,7 @@ from typing import Any
 import click
 
 from northstar._stop_requests import catch_stop_signals, on_stop_request
-from northstar.cli._inputs import browser_options
+from northstar.cli._inputs import browser_options, files_dir_option, files_dirs
 from northstar.cli._options import journal_option
 from northstar.cli._output import exit_code_for_status, expected_errors
 from northstar.errors import UsageInvalid
@@ -96,6 +96,7 @@ def run_queued(request: RunRequest, options: dict[str, Any]) -> None:
     show_default=True,
     help="Seconds between checks for dead workers whose unfinished work this one takes over.",
 )
+@files_dir_option
 @browser_options
 def worker(**options: Any) -> None:
     """Serve a queue of distributed runs until SIGTERM or Ctrl-C."""
@@ -114,6 +115,7 @@ def worker(**options: Any) -> None:
             name=name,
             takeover_every=options["takeover_every"],
             on_takeover=_say_taken_over(name),
+            files_dirs=files_dirs(options["files_dirs"]),
         )
         ready = f"worker {name} serving {options['queue_name']} ({options['concurrency']} lanes)"
         settings = BrowserSettings(

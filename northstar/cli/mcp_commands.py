@@ -27,6 +27,16 @@ def _folders(given: tuple[str, ...]) -> tuple[Path, ...]:
     return folders
 
 
+def _files_folder(given: str | None) -> Path | None:
+    if given is None:
+        return None
+    if not Path(given).is_dir():
+        raise UsageInvalid(
+            f"--files {given}: no such folder", fix="Pass the folder agents may upload from."
+        )
+    return Path(given).resolve()
+
+
 def _sdk_installed() -> None:
     try:
         import mcp.server.mcpserver  # noqa: F401
@@ -52,6 +62,12 @@ def _sdk_installed() -> None:
     help="Serve streamable HTTP at HOST:PORT (port 0: a free one) instead of stdio.",
 )
 @click.option("--allow-remote", is_flag=True, help="Let --http listen on a non-loopback address.")
+@click.option(
+    "--files",
+    "files",
+    type=click.Path(file_okay=False),
+    help="The folder an agent session may upload files from (default: none).",
+)
 @click.option("--project", default="default", show_default=True, help="Project runs bind.")
 @click.option("--headed", is_flag=True, help="Show the browser window.")
 @configured_option("--browser", setting="browser")
@@ -67,6 +83,7 @@ def mcp(**options: Any) -> None:
             journal_path=resolve_journal_path(options["journal"]),
             browser=BrowserSettings(executable=options["browser"], headless=not options["headed"]),
             project=options["project"],
+            files=_files_folder(options["files"]),
         )
         if options["http_address"] is None:
             asyncio.run(serve_stdio(settings))

@@ -25,6 +25,7 @@ import os
 import queue
 import socket
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -99,6 +100,7 @@ class Worker:
         environ: Mapping[str, str] | None = None,
         takeover_every: float = 5.0,
         on_takeover: Callable[[str, int], None] = lambda peer, count: None,
+        files_dirs: tuple[str, ...] = (),
     ) -> None:
         self.journal_url = journal_url
         self.queue_name = queue_name
@@ -106,6 +108,7 @@ class Worker:
         self.name = name
         self.takeover_every = takeover_every
         self.on_takeover = on_takeover  # told (dead worker, iterations put back) on each takeover
+        self.files_dirs = files_dirs  # --files-dir: where uploads may come from, besides a recipe's
         self._environ = os.environ if environ is None else environ
         self._lanes: queue.Queue[int] = queue.Queue()
         for lane in range(1, concurrency + 1):
@@ -265,7 +268,7 @@ class Worker:
 
     def _request(self, record: RunRecord, row: dict[str, Any], fingerprint: str) -> RunRequest:
         """The run's request as this worker sees it: its recipe file must be the run's."""
-        compiled = load_compiled(record.recipe_path)
+        compiled = replace(load_compiled(record.recipe_path), files_dirs=self.files_dirs)
         if compiled.recipe_hash != record.definition_hash:
             raise DefinitionChanged(
                 f"the recipe {record.recipe_path} on worker {self.name} is not the one "

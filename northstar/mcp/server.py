@@ -23,6 +23,7 @@ import anyio
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
 
+from northstar.agent.settings import AgentSettings
 from northstar.browser.settings import BrowserSettings
 from northstar.mcp import diagnosis_tools, explore_tools, fix_tools, program_tools, status_tools
 from northstar.mcp.explore_tools import ExploreSettings, ExploreTools
@@ -64,6 +65,7 @@ class ServerOptions:
     journal_path: Path
     browser: BrowserSettings
     project: str = "default"
+    files: Path | None = None  # the folder agent sessions upload from (--files); none: nothing
 
 
 @asynccontextmanager
@@ -72,7 +74,8 @@ async def shared_state(options: ServerOptions) -> AsyncIterator[tuple[SharedBrow
     close first (journaled), while the browser they live in is still there."""
     browser = SharedBrowser(options.browser)
     recipes = options.folders[0] if options.folders else Path("recipes")
-    settings = ExploreSettings(options.journal_path, options.project, recipes=recipes)
+    agent = AgentSettings(files_dir=options.files)
+    settings = ExploreSettings(options.journal_path, options.project, agent, recipes=recipes)
     explore = ExploreTools(settings, browser)
     try:
         yield browser, explore

@@ -28,7 +28,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from northstar.monitor.positions import shown_nodes
-from northstar.redaction import REDACTED, secret_pattern
+from northstar.redaction import REDACTED, secret_matcher
 
 __all__ = [
     "CONTROL_ROLES",
@@ -384,10 +384,10 @@ def _make_scrubber(secrets: Collection[str]) -> Callable[[str], str] | None:
 
     ``None`` when there are no secrets, so callers can skip the text altogether.
     """
-    pattern = secret_pattern([s for s in secrets if s.strip()])
-    if pattern is None:
+    matcher = secret_matcher([s for s in secrets if s.strip()])
+    if matcher is None:
         return None
-    return lambda text: pattern.sub(REDACTED, text)
+    return lambda text: matcher.sub(REDACTED, text)
 
 
 def _unchanged(text: str) -> str:

@@ -75,6 +75,9 @@ class Plan:
     secrets: frozenset[str] = field(default=frozenset(), repr=False)
     files: tuple[tuple[str, str], ...] = ()
     param_values: Mapping[str, Any] = field(default_factory=dict, repr=False)
+    # The folders an upload may come from (``northstar.fences.allowed_upload``): the
+    # recipe's, then those the user named; none for a session that named none.
+    upload_roots: tuple[str, ...] = ()
 
     def step(self, step_id: str) -> BoundStep:
         return next(s for s in self.steps if s.id == step_id)
@@ -88,3 +91,5 @@ class CompiledRecipe:
     recipe_hash: str
     source: str
     uses_base_url: bool
+    # Folders the user named (``--files-dir``) that its files may come from, besides its own.
+    files_dirs: tuple[str, ...] = ()

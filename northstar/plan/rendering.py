@@ -16,6 +16,7 @@ from urllib.parse import SplitResult, urljoin, urlsplit
 from pydantic import BaseModel, ValidationError
 
 from northstar.errors import ParamInvalid, ParamMissing, RecipeInvalid
+from northstar.fences import allowed_upload, upload_refused
 from northstar.plan.digests import definition_hash, input_fingerprint, selected_files
 from northstar.plan.model import BoundStep, BoundTab, CompiledRecipe, Plan
 from northstar.recipe.checks import NOT_TEMPLATED, REGEX_FIELDS
@@ -23,7 +24,7 @@ from northstar.recipe.model import Recipe, ReconcileProbe, RetryPolicy, Step, Ta
 from northstar.recipe.params import existing_file, params_fingerprint
 from northstar.recipe.templates import render, render_url
 
-__all__ = ["recipe_dir", "render_plan"]
+__all__ = ["recipe_dir", "render_plan", "upload_roots"]
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -42,8 +43,12 @@ def render_plan(
     iteration: int,
 ) -> Plan:
     recipe = compiled.recipe
+    roots = upload_roots(compiled)
+    _check_file_params(recipe, values, roots)
     tabs = _bind_tabs(recipe, scope, base_url)
-    steps = tuple(_bind_step(compiled, i, step, scope, tabs) for i, step in enumerate(recipe.steps))
+    steps = tuple(
+        _bind_step(compiled, i, step, scope, tabs, roots) for i, step in enumerate(recipe.steps)
+    )
     files = selected_files(recipe, values, steps)
     secrets = frozenset(
         str(values[n]) for n, p in recipe.params.items() if p.secret and values.get(n)
@@ -62,12 +67,27 @@ def render_plan(
         secrets=secrets,
         files=files,
         param_values=MappingProxyType(dict(values)),
+        upload_roots=roots,
     )
 
 
 def recipe_dir(source: str) -> Path | None:
     """The folder of the recipe file, or ``None`` for text that came from no file."""
     return None if source.startswith("<") else Path(source).parent
+
+
+def upload_roots(compiled: CompiledRecipe) -> tuple[str, ...]:
+    """The folders the recipe's files may come from: its own, then those the user named."""
+    own = recipe_dir(compiled.source)
+    return (*(() if own is None else (str(own.resolve()),)), *compiled.files_dirs)
+
+
+def _check_file_params(recipe: Recipe, values: Mapping[str, Any], roots: tuple[str, ...]) -> None:
+    """Every file parameter's value lies inside ``roots`` (its path resolved, links too)."""
+    for name, param in recipe.params.items():
+        path = values.get(name)
+        if param.type == "file" and path and allowed_upload(str(path), roots) is None:
+            raise upload_refused(str(path), roots, where=f"parameter {name!r}")
 
 
 def _render_value(value: Any, scope: Mapping[str, Any], key: str = "") -> Any:
@@ -178,11 +198,13 @@ def _bind_step(
     step: Step,
     scope: Mapping[str, Any],
     tabs: Mapping[str, BoundTab],
+    roots: tuple[str, ...],
 ) -> BoundStep:
     recipe = compiled.recipe
     rendered = _render_model(step, scope)
     if rendered.upload is not None:
-        files = [_upload_path(f, compiled.source) for f in rendered.upload.files]
+        where = f"steps[{index}].upload"
+        files = [_upload_path(f, compiled.source, roots, where) for f in rendered.upload.files]
         rendered = rendered.model_copy(
             update={"upload": rendered.upload.model_copy(update={"files": files})}
         )
@@ -225,11 +247,14 @@ def _resolve_probe(probe: ReconcileProbe, start: str, path: str) -> ReconcilePro
     return probe.model_copy(update={"goto": _join(start, probe.goto, path)})
 
 
-def _upload_path(path: str, source: str) -> str:
-    """An upload path as absolute; a relative one is read from the recipe's folder."""
+def _upload_path(path: str, source: str, roots: tuple[str, ...], where: str) -> str:
+    """An upload path as absolute (a relative one is read from the recipe's folder), inside
+    the folders uploads may come from."""
     file = existing_file(path, recipe_dir(source))
     if file is None:
         raise ParamInvalid(
             f"upload file {path!r} does not exist", fix="Pass the path of an existing file."
         )
+    if allowed_upload(file, roots) is None:
+        raise upload_refused(path, roots, where=where)
     return str(file)

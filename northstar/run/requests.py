@@ -22,7 +22,7 @@ source can later be a stream.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +52,8 @@ class RunInputs:
     ``params`` apply to every iteration; ``rows`` (if given) are one iteration each, their
     own values winning. ``repeat`` and ``interval`` are checked by ``RepeatOptions``.
     ``repeat_named`` and ``rows_named`` are how a refusal names them to this front end's
-    user (``--repeat``, ``of rows.csv``).
+    user (``--repeat``, ``of rows.csv``). ``files_dirs``: folders the user named that
+    uploads may come from besides the recipe's own (``--files-dir``), resolved.
     """
 
     params: Mapping[str, Any] = field(default_factory=dict)
@@ -62,6 +63,7 @@ class RunInputs:
     base_url: str | None = None
     repeat_named: str = "repeat"
     rows_named: str = "given"
+    files_dirs: Sequence[str] = ()
 
 
 def iteration_count(inputs: RunInputs) -> object:
@@ -95,6 +97,8 @@ def build_run_request(
     ``binding``: the rest of the ``RunRequest`` (project, profile, lanes, monitor).
     """
     repeat = RepeatOptions.of(iteration_count(inputs), inputs.interval)
+    if inputs.files_dirs:
+        compiled = replace(compiled, files_dirs=tuple(inputs.files_dirs))
     specs = compiled.recipe.params
     constant = dict(inputs.params)
     if complete_params is not None:

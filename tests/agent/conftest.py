@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from northstar.agent import AgentHost
+from northstar.agent import AgentHost, AgentSettings
 from northstar.journal import Journal
 
 
@@ -20,8 +20,17 @@ def journal(tmp_path: Path) -> Any:
 
 
 @pytest.fixture
-async def agents(host: Any, journal: Journal) -> AsyncIterator[AgentHost]:
-    async with AgentHost(host, journal) as started:
+def uploads(tmp_path: Path) -> Path:
+    """The folder the agent sessions may upload from (``northstar mcp --files``)."""
+    folder = tmp_path / "uploads"
+    folder.mkdir()
+    return folder
+
+
+@pytest.fixture
+async def agents(host: Any, journal: Journal, uploads: Path) -> AsyncIterator[AgentHost]:
+    settings = AgentSettings(files_dir=uploads)
+    async with AgentHost(host, journal, settings=settings) as started:
         yield started
 
 

@@ -173,10 +173,9 @@ async def test_credentials_are_checked_on_every_call_and_a_closed_session_is_gon
 
 
 async def test_every_action_kind_fills_and_sends_the_form(
-    agents: AgentHost, site: FixtureSite, tmp_path: Path
+    agents: AgentHost, site: FixtureSite, uploads: Path
 ) -> None:
-    attachment = tmp_path / "note.txt"
-    attachment.write_text("hello")
+    (uploads / "note.txt").write_text("hello")
     opened = await agents.open_session({"main": {"start": f"{site.base_url}/form"}})
     sid, credential = opened.session_id, opened.credential
     page = (await agents.observe(sid, credential, "main")).text
@@ -191,9 +190,7 @@ async def test_every_action_kind_fills_and_sends_the_form(
     await act(sid, credential, "main", "check", ref=ref_of(page, 'checkbox "Agree to terms"'))
     await act(sid, credential, "main", "check", target={"role": "radio", "name": "High"})
     await act(sid, credential, "main", "hover", ref=ref_of(page, 'button "Send"'))
-    await act(
-        sid, credential, "main", "upload", target={"label": "Attachment"}, value=str(attachment)
-    )
+    await act(sid, credential, "main", "upload", target={"label": "Attachment"}, value="note.txt")
     message = ref_of(page, 'textbox "Message"')
     await act(sid, credential, "main", "fill", ref=message, value="Hi")
     await act(sid, credential, "main", "press", ref=message, value="End")

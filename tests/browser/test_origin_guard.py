@@ -1,15 +1,14 @@
 """The origin guard: which URLs are outside a role's origins, and every path out, blocked.
 
-The pattern tests pin the decision the gate makes on each document request. The browser tests
-send a tab to a second loopback origin that counts requests, by a redirect from a start URL,
-a ``goto``, a link, a form, a declared popup and an undeclared one: each must end in
-ORIGIN_BLOCKED (or, after a submission, OUTCOME_UNKNOWN) with that origin asked nothing.
+The decision the gate makes on each document request is pinned in tests/core/test_fences.py.
+The browser tests send a tab to a second loopback origin that counts requests, by a redirect
+from a start URL, a ``goto``, a link, a form, a declared popup and an undeclared one: each
+must end in ORIGIN_BLOCKED (or, after a submission, OUTCOME_UNKNOWN) with that origin asked nothing.
 Direct navigations to other origins are covered in test_errors.py.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 from urllib.parse import quote
 
@@ -19,7 +18,6 @@ from playwright.async_api import Error as PlaywrightError
 
 from browser_adapters import PlaywrightHost
 from browser_adapters.origin_gate import PageGuard, Refusal
-from browser_adapters.session import foreign_origin_pattern
 from fixtures.other_origin import OtherOrigin
 from fixtures.site_server import FixtureSite
 from northstar.plan.model import Plan
@@ -30,59 +28,9 @@ from tests.conftest import make_plan
 
 pytestmark = pytest.mark.browser
 
-ORIGINS = ["http://127.0.0.1:8123", "https://admin.example.test"]
-
-
-@pytest.mark.parametrize(
-    "url",
-    [
-        "http://127.0.0.1:8123",
-        "http://127.0.0.1:8123/",
-        "http://127.0.0.1:8123/form?x=1",
-        "http://127.0.0.1:8123?x=1",
-        "http://127.0.0.1:8123#top",
-        "https://admin.example.test/posts",
-    ],
-)
-def test_allowed_origins_are_not_routed(url: str) -> None:
-    assert foreign_origin_pattern(ORIGINS).search(url) is None
-
-
-@pytest.mark.parametrize(
-    "url",
-    [
-        "http://example.invalid/",
-        "https://127.0.0.1:8123/",  # another scheme is another origin
-        "http://127.0.0.1:81234/",  # a longer port is another origin
-        "http://127.0.0.1:8123.evil.test/",
-        "http://admin.example.test/posts",
-    ],
-)
-def test_other_origins_are_routed(url: str) -> None:
-    assert foreign_origin_pattern(ORIGINS).search(url) is not None
-
-
-def test_without_origins_every_web_url_is_routed() -> None:
-    pattern = foreign_origin_pattern([])
-    assert pattern.search("http://127.0.0.1:8123/")
-    assert not pattern.search("data:text/html,hello")
-
-
 # Every path out: redirects and undeclared popups, against a second origin that counts requests.
 # The fixture site's /redirect answers 302 (GET) or 303 (POST) to its `to` URL, and /leave
 # links to it every way a page can leave; the other origin must see no request at all.
-
-
-@pytest.fixture(scope="module")
-def other_server() -> Iterator[OtherOrigin]:
-    with OtherOrigin() as server:
-        yield server
-
-
-@pytest.fixture
-def other(other_server: OtherOrigin) -> OtherOrigin:
-    other_server.reset()
-    return other_server
 
 
 def landing(other: OtherOrigin) -> str:

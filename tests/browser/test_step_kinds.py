@@ -121,6 +121,7 @@ async def test_form_actions_reach_the_server(run_text: RunText, site: FixtureSit
             """,
         ),
         {"name": "Ada Lovelace", "attachment": str(NOTES)},
+        files_dirs=(str(NOTES.parent),),  # an inline recipe has no folder of its own
     )
     assert result.verified, result.reason
     assert site.submission_count("contact") == 1

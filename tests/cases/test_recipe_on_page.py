@@ -86,6 +86,19 @@ async def test_origins_hold_on_the_given_page_and_the_gate_goes_after(
     assert other.requests() == ["GET /landing"]
 
 
+async def test_a_page_the_test_opens_after_the_recipe_stays_its_own(
+    given_page: Page, site: FixtureSite, tmp_path: Path
+) -> None:
+    """Undeclared new pages are closed only while the recipe runs, never the test's later."""
+    (tmp_path / "facts.yaml").write_text(RECIPE)
+    _, result = await run_on_page(given_page, tmp_path / "facts.yaml", {}, base_url=site.base_url)
+    assert result.verified, result.reason
+    own = await given_page.context.new_page()
+    await own.goto(f"{site.base_url}/form", timeout=5000)
+    assert await own.title()
+    assert not own.is_closed()
+
+
 async def test_a_start_url_that_fails_leaves_the_given_page_open(
     given_page: Page, site: FixtureSite, tmp_path: Path
 ) -> None:

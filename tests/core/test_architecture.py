@@ -30,7 +30,7 @@ FRONT_ENDS = {
 }
 # The client library a program is written with: it talks to the host, never the browser.
 CLIENTS = {"sdk"}
-SHARED = {"browser", "config", "errors", "results", "logs", "redaction", "_lazy"}
+SHARED = {"browser", "config", "errors", "fences", "results", "logs", "redaction", "_lazy"}
 
 
 def contracts() -> dict[str, dict[str, Any]]:

@@ -53,6 +53,7 @@ STABLE_CODES = {
     "RepeatOptionsInvalid": "REPEAT_OPTIONS_INVALID",
     "RunBlocked": "RUN_BLOCKED",
     "RunNotFound": "RUN_NOT_FOUND",
+    "SchemeBlocked": "SCHEME_BLOCKED",
     "SiteUnreachable": "SITE_UNREACHABLE",
     "StaleReference": "STALE_REFERENCE",
     "TabClosed": "TAB_CLOSED",

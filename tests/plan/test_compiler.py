@@ -375,7 +375,7 @@ def test_typed_values_are_coerced(tmp_path: Path) -> None:
     doc = tmp_path / "d.txt"
     doc.write_text("x")
     raw = {"n": " 7 ", "ok": "yes", "colour": "red", "doc": str(doc), "ratio": "0.5"}
-    plan = plan_for(TYPED, raw)
+    plan = plan_for(TYPED, raw, source=str(tmp_path / "typed.yaml"))  # the file is beside it
     assert plan.steps[0].step.fill is not None
     assert plan.steps[0].step.fill.value == "7/true/red/0.5"
     assert plan.param_values["doc"] == str(doc.resolve())
