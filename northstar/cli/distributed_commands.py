@@ -95,6 +95,13 @@ def run_queued(request: RunRequest, options: dict[str, Any]) -> None:
     help="Seconds between checks for dead workers whose unfinished work this one takes over.",
 )
 @click.option(
+    "--poll-every",
+    type=click.FloatRange(0.05, 60),
+    default=0.2,
+    show_default=True,
+    help="Seconds between this worker's polls of the queue (raise it for large fleets).",
+)
+@click.option(
     "--stop-deadline",
     type=click.FloatRange(0.5, 3600),
     default=10.0,
@@ -145,6 +152,7 @@ def worker(**options: Any) -> None:
         concurrency=options["concurrency"],
         name=name,
         takeover_every=options["takeover_every"],
+        poll_every=options["poll_every"],
         patience=patience,
         on_takeover=_say_taken_over(name),
     )

@@ -150,6 +150,7 @@ class Worker:
         name: str,
         environ: Mapping[str, str] | None = None,
         takeover_every: float = 5.0,
+        poll_every: float = 0.2,
         patience: Patience | None = None,
         on_takeover: Callable[[str, int], None] = lambda peer, count: None,
         on_stopping: Callable[[], None] = lambda: None,
@@ -159,11 +160,14 @@ class Worker:
         self.concurrency = concurrency
         self.name = name
         self.takeover_every = takeover_every
+        self.poll_every = poll_every  # DBOS's queue poll: one dequeue query per interval
         self.patience = patience or Patience()
         self.on_takeover = on_takeover  # told (dead worker, iterations put back) on each takeover
         self.on_stopping = on_stopping  # told once when the worker starts to stop (any reason)
         self._environ = os.environ if environ is None else environ
-        self._free_lanes = list(range(concurrency, 0, -1))
+        self._lanes: asyncio.Queue[int] = asyncio.Queue()
+        for lane in range(1, concurrency + 1):
+            self._lanes.put_nowait(lane)
         self._journals: dict[int, Journal] = {}  # each lane's own connection
         self._loop: asyncio.AbstractEventLoop | None = None
         self._host: BrowserHost | None = None
@@ -193,7 +197,7 @@ class Worker:
         global _WORKER
         self._loop = asyncio.get_running_loop()
         try:
-            for lane in self._free_lanes:  # fails fast when the database is not there
+            for lane in range(1, self.concurrency + 1):  # fails fast if the database is not there
                 self._journals[lane] = Journal.open(self.journal_url)
             async with open_host(host_settings) as host:
                 self._host = host
@@ -330,7 +334,7 @@ class Worker:
         DBOS.register_queue(
             self.queue_name,
             worker_concurrency=self.concurrency,
-            polling_interval_sec=0.2,
+            polling_interval_sec=self.poll_every,
             on_conflict="always_update",
         )
 
@@ -357,10 +361,10 @@ class Worker:
         self, run_id: str, number: int, row: dict[str, Any], fingerprint: str
     ) -> str | None:
         """Claim and run in a free lane; claim again on a new connection after an outage."""
-        if self.stop.requested:
+        lane = await self._take_lane()  # recovered work may come beyond ``concurrency``
+        if lane is None:
             self._leave(run_id, number, "taken after the stop request")
             return None
-        lane = self._free_lanes.pop()  # DBOS hands out at most ``concurrency`` at once
         self.busy += 1
         self._idle.clear()
         try:
@@ -376,9 +380,21 @@ class Worker:
                         return None
         finally:
             self.busy -= 1
-            self._free_lanes.append(lane)
+            self._lanes.put_nowait(lane)
             if not self.busy:
                 self._idle.set()
+
+    async def _take_lane(self) -> int | None:
+        """A free lane, or ``None`` once a stop is requested (nothing new starts then)."""
+        taking = asyncio.ensure_future(self._lanes.get())
+        await first_of(asyncio.shield(taking), self.stop.until_requested())
+        if not taking.done():
+            taking.cancel()
+            return None
+        if self.stop.requested:
+            self._lanes.put_nowait(taking.result())
+            return None
+        return taking.result()
 
     def _leave(self, run_id: str, number: int, why: str) -> None:
         self.left_to_recovery += 1
