@@ -97,6 +97,34 @@ def diagnosis(url: str, run_id: str, workers: list[Worker]) -> str:
     return f"iterations={states} workflows={flows} workers={[w.lines for w in workers]}"
 
 
+def queue_run(site: FixtureSite, url: str, folder: Path, recipe: str, rows: Path) -> str:
+    same = ("--params-file", str(rows), "--journal", url)
+    queued = northstar("run", recipe, "--base-url", site.base_url, *same, "--queue", "posts",
+                       "--detach", cwd=folder)  # fmt: skip
+    return queued.stdout.strip()
+
+
+def settle(url: str, run_id: str, rows: Path, folder: Path) -> list[str]:
+    """The run's statuses: as it ended, then after a reconcile and a resume when needed."""
+    same = ("--params-file", str(rows), "--journal", url)
+    steps = [until_settled(url, run_id)]
+    if steps[-1] == "blocked":
+        northstar("reconcile", run_id, *same, cwd=folder)
+        steps.append(readers.get_run(url, run_id).summary.status)
+    if steps[-1] != "verified":
+        northstar("resume", run_id, *same, cwd=folder)
+        steps.append(readers.get_run(url, run_id).summary.status)
+    return steps
+
+
+def counted(site: FixtureSite, titles: list[str]) -> dict[str, int]:
+    received = Counter(s["title"] for s in site.submissions())
+    return {
+        "duplicates": sum(count - 1 for count in received.values() if count > 1),
+        "missing": sum(1 for title in titles if received[title] == 0),
+    }
+
+
 def trial(
     number: int,
     iterations: int,
@@ -121,10 +149,7 @@ def trial(
     try:
         for worker in workers:
             worker.ready(120)
-        same = ("--params-file", str(rows), "--journal", url)
-        queued = northstar("run", recipe, "--base-url", site.base_url, *same, "--queue", "posts",
-                           "--detach", cwd=folder)  # fmt: skip
-        run_id = queued.stdout.strip()
+        run_id = queue_run(site, url, folder, recipe, rows)
         paused: Worker | None
         if rng is not None:
             paused, delay = rng.choice(workers), rng.uniform(0.3, 3.0)
@@ -143,25 +168,16 @@ def trial(
             northstar("watch", run_id, "--journal", url, "--every", "0.2", cwd=folder, timeout=240)
         except subprocess.TimeoutExpired:
             print(f"trial {number}: the run did not end; {diagnosis(url, run_id, workers)}")
-        status = until_settled(url, run_id)
-        steps = [status]
-        if status == "blocked":
-            northstar("reconcile", run_id, *same, cwd=folder)
-            steps.append(readers.get_run(url, run_id).summary.status)
-        if steps[-1] != "verified":
-            northstar("resume", run_id, *same, cwd=folder)
-            steps.append(readers.get_run(url, run_id).summary.status)
+        steps = settle(url, run_id, rows, folder)
     finally:
         for worker in workers:
             worker.kill()
-    received = Counter(s["title"] for s in site.submissions())
     return {
         "trial": number,
         "killed_at": killed_at,
         "killed": paused is not None,
         "statuses": " -> ".join(steps),
-        "duplicates": sum(count - 1 for count in received.values() if count > 1),
-        "missing": sum(1 for title in titles if received[title] == 0),
+        **counted(site, titles),
     }
 
 
@@ -179,10 +195,7 @@ def restart_trial(
     try:
         for worker in workers:
             worker.ready(120)
-        same = ("--params-file", str(rows), "--journal", url)
-        queued = northstar("run", recipe, "--base-url", site.base_url, *same, "--queue", "posts",
-                           "--detach", cwd=folder)  # fmt: skip
-        run_id = queued.stdout.strip()
+        run_id = queue_run(site, url, folder, recipe, rows)
         while site.submission_count() < posted_before:
             time.sleep(0.05)  # the site is in this process; a trial picks a moment by its count
         marks = [len(worker.lines) for worker in workers]
@@ -196,18 +209,11 @@ def restart_trial(
             back.append(round(time.monotonic() - restarted, 1))
         lines = [len(worker.lines) - mark for worker, mark in zip(workers, marks, strict=True)]
         northstar("watch", run_id, "--journal", url, "--every", "0.2", cwd=folder, timeout=240)
-        steps = [until_settled(url, run_id)]
-        if steps[-1] == "blocked":
-            northstar("reconcile", run_id, *same, cwd=folder)
-            steps.append(readers.get_run(url, run_id).summary.status)
-        if steps[-1] != "verified":
-            northstar("resume", run_id, *same, cwd=folder)
-            steps.append(readers.get_run(url, run_id).summary.status)
+        steps = settle(url, run_id, rows, folder)
         alive = sum(1 for worker in workers if worker.process.poll() is None)
     finally:
         for worker in workers:
             worker.kill()
-    received = Counter(s["title"] for s in site.submissions())
     return {
         "trial": number,
         "down_after_posts": posted_before,
@@ -215,8 +221,7 @@ def restart_trial(
         "workers_alive": alive,
         "outage_lines": lines,
         "reconnected_after_s": back,
-        "duplicates": sum(count - 1 for count in received.values() if count > 1),
-        "missing": sum(1 for title in titles if received[title] == 0),
+        **counted(site, titles),
         "killed": False,
     }
 
