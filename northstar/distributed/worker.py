@@ -35,19 +35,17 @@ import logging
 import os
 import socket
 import threading
-import time
 from collections.abc import Callable, Mapping
 from contextlib import suppress
-from functools import partial
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import structlog
-from dbos import DBOS, DBOSClient
+from dbos import DBOS
 
 from northstar.browser import BrowserHost
 from northstar.composition import load_compiled, open_host
-from northstar.distributed.dbos_setup import APP_NAME, dbos_config
+from northstar.distributed.dbos_setup import dbos_config
 from northstar.distributed.decisions import (
     ClaimAction,
     claim_action,
@@ -57,7 +55,7 @@ from northstar.distributed.decisions import (
 )
 from northstar.distributed.outage import DatabaseWatch, Patience, QuietDbosLog, first_of
 from northstar.distributed.stopping import EXIT_CODES
-from northstar.distributed.takeover import Liveness, fresh_session, takeover_candidates
+from northstar.distributed.supervisor import Supervisor, in_thread
 from northstar.errors import (
     DefinitionChanged,
     JournalError,
@@ -67,19 +65,17 @@ from northstar.errors import (
 )
 from northstar.journal import Journal, RunRecord, RunStatus
 from northstar.journal.paths import redact_url
-from northstar.journal.postgres import is_unavailable
 from northstar.recipe.params import params_fingerprint
 from northstar.results import IterationState
 from northstar.run.execution import RunRequest, StopSignal, run_one_iteration
 from northstar.run.repeat import RepeatOptions
 
-__all__ = ["Worker", "default_worker_name", "in_thread", "iteration_workflow"]
+__all__ = ["Worker", "default_worker_name", "iteration_workflow"]
 
 log = structlog.get_logger("northstar.distributed.worker")
 
 _WORKER: Worker | None = None  # the one worker of this process, while it serves
 _DBOS_SHUTDOWN_S = 5.0  # then the process ends without waiting for DBOS's threads
-T = TypeVar("T")
 
 
 @DBOS.workflow(name="northstar_iteration")
@@ -99,43 +95,9 @@ def iteration_step(run_id: str, number: int, row: dict[str, Any], fingerprint: s
     return verdict
 
 
-def _recover_pending(executor_id: str) -> int:
-    """DBOS's own recovery of one executor's PENDING workflows: back on their queue.
-
-    ``_recover_pending_workflows`` is DBOS 3.x's internal entry (its Conductor service
-    calls it); re-enqueuing matches only workflows still PENDING under that executor id,
-    so a second recovery of the same dead worker puts nothing back twice.
-    """
-    return len(DBOS._recover_pending_workflows([executor_id]))
-
-
 def default_worker_name() -> str:
     """Unique per process; pass ``--name`` so a restarted worker recovers its own work."""
     return f"{socket.gethostname()}-{os.getpid()}"
-
-
-async def in_thread(call: Callable[[], T]) -> T:
-    """``call()`` on a daemon thread: one blocked on a dead database never holds the exit."""
-    loop = asyncio.get_running_loop()
-    future: asyncio.Future[T] = loop.create_future()
-
-    def settle(outcome: Callable[[], None]) -> None:
-        if not future.done():
-            outcome()
-
-    def run() -> None:
-        try:
-            result = call()
-        except BaseException as exc:  # handed to the awaiting coroutine as it is
-            error = exc
-            with suppress(RuntimeError):  # the loop may be closed by then
-                loop.call_soon_threadsafe(settle, lambda: future.set_exception(error))
-            return
-        with suppress(RuntimeError):
-            loop.call_soon_threadsafe(settle, lambda: future.set_result(result))
-
-    threading.Thread(target=run, name="northstar-worker-db", daemon=True).start()
-    return await future
 
 
 class Worker:
@@ -171,8 +133,6 @@ class Worker:
         self._journals: dict[int, Journal] = {}  # each lane's own connection
         self._loop: asyncio.AbstractEventLoop | None = None
         self._host: BrowserHost | None = None
-        self._liveness: Liveness | None = None
-        self._client: DBOSClient | None = None
         self._queued: dict[str, dict[str, Any] | None] = {}  # each run's run_queued event
         self._quiet = QuietDbosLog(self._wake_from_thread)
         self._idle = asyncio.Event()
@@ -181,6 +141,15 @@ class Worker:
             self.patience, redact_url(journal_url), held_back=lambda: self._quiet.held_back
         )
         self.stop = StopSignal()
+        self._supervisor = Supervisor(
+            journal_url,
+            name,
+            queue_name,
+            watch=self.watch,
+            stop=self.stop,
+            takeover_every=takeover_every,
+            on_takeover=lambda peer, count: self.on_takeover(peer, count),
+        )
         self.busy = 0  # lanes with an iteration in progress
         self.left_to_recovery = 0  # iterations this worker took and leaves to the next one
 
@@ -202,7 +171,7 @@ class Worker:
             async with open_host(host_settings) as host:
                 self._host = host
                 # Our own lock first: DBOS recovers this name's work at launch, never a survivor.
-                self._liveness = await in_thread(lambda: Liveness.hold(self.journal_url, self.name))
+                await self._supervisor.hold()
                 _WORKER = self
                 try:
                     await in_thread(self._launch)
@@ -210,7 +179,7 @@ class Worker:
                     await self._serve_until_stopped()
                 finally:
                     _WORKER = None
-                    self._liveness.close()
+                    self._supervisor.close()
         finally:
             for journal in self._journals.values():
                 with suppress(JournalError):
@@ -218,7 +187,7 @@ class Worker:
 
     async def _serve_until_stopped(self) -> None:
         """Supervise until a stop (or the supervisor's end); then drain, within the deadline."""
-        supervisor = asyncio.create_task(self._supervise())
+        supervisor = asyncio.create_task(self._supervisor.run())
         try:
             await first_of(asyncio.shield(supervisor), self.stop.until_requested())
             if supervisor.done():
@@ -237,99 +206,10 @@ class Worker:
     def _shut_down_dbos(self) -> None:
         DBOS.destroy(workflow_completion_timeout_sec=0)  # the lanes are idle or left already
         logging.getLogger("dbos").removeFilter(self._quiet)
-        if self._client is not None:
-            self._client.destroy()
-
-    async def _supervise(self) -> None:
-        """Every ``takeover_every`` s: this worker's lock, then dead workers' work to take over.
-
-        When the database goes, probe it with back-off until it is back (or give up). After
-        it is back, take nobody over for one back-off cap and one check: every live peer
-        lost its lock too, and takes it back at its next probe.
-        """
-        calm_until = 0.0
-        while not self.stop.requested:
-            if not self.watch.answering:
-                if not await self.watch.recover(self._probe, self.stop):
-                    return
-                calm_until = time.monotonic() + self.patience.backoff_cap + self.takeover_every
-            fresh = self.watch.woken.is_set()  # DBOS saw a failure: try a new session too
-            self.watch.woken.clear()
-            take_over = time.monotonic() >= calm_until
-            try:
-                taken = await in_thread(partial(self._check, fresh=fresh, take_over=take_over))
-            except JournalUnavailable as exc:
-                self.watch.lost(exc.message)
-                continue
-            for peer, count in taken:
-                self.on_takeover(peer, count)
-            await self._tick(rested=fresh)
-
-    async def _tick(self, *, rested: bool) -> None:
-        """Until the next check: ``takeover_every`` s, or sooner when something failed."""
-        if rested:  # DBOS's failures come in bursts: at most one new session a back-off
-            await self.stop.wait(self.patience.backoff_first)
-        wakes = (self.stop.until_requested(), self.watch.woken.wait())
-        await first_of(*wakes, timeout=self.takeover_every)
-
-    def _check(self, *, fresh: bool, take_over: bool) -> list[tuple[str, int]]:
-        assert self._liveness is not None
-        self._liveness.check()
-        if fresh:
-            fresh_session(self.journal_url)
-        return self._take_over_dead(self._liveness) if take_over else []
-
-    async def _probe(self) -> None:
-        """The database answers, and this worker holds its liveness lock again."""
-        await in_thread(self._probe_now)
-
-    def _probe_now(self) -> None:
-        liveness = self._liveness
-        assert liveness is not None
-        if not liveness.lost:
-            with suppress(JournalUnavailable):
-                liveness.check()
-        if liveness.lost:
-            liveness.close()
-            self._liveness = Liveness.retake(self.journal_url, self.name)
-        else:
-            fresh_session(self.journal_url)  # also refused when max_connections is reached
-
-    def _take_over_dead(self, liveness: Liveness) -> list[tuple[str, int]]:
-        """Each other worker owning pending work of this queue whose liveness lock is free."""
-        assert self._client is not None
-        try:
-            pending = self._client.list_workflows(
-                status="PENDING", queue_name=self.queue_name, load_input=False, load_output=False
-            )
-        except Exception as exc:  # DBOS's database errors, at this one boundary
-            raise self._dbos_error("cannot list pending work", exc) from exc
-        taken = []
-        for peer in takeover_candidates((s.executor_id for s in pending), self.name):
-            count = liveness.try_take_over(peer, _recover_pending)
-            if count is not None:
-                log.info("worker_taken_over", worker=self.name, dead=peer, iterations=count)
-                taken.append((peer, count))
-        return taken
-
-    def _dbos_error(self, doing: str, exc: Exception) -> JournalError:
-        shown = redact_url(self.journal_url)
-        message = f"worker {self.name} {doing} on {shown}"
-        if is_unavailable(getattr(exc, "orig", exc)):
-            return JournalUnavailable(message, path=shown)
-        return JournalError(message, path=shown)
 
     def _launch(self) -> None:
         DBOS(config=dbos_config(self.journal_url, executor_id=self.name))
         logging.getLogger("dbos").addFilter(self._quiet)  # after DBOS set its logger up
-        # Fails fast instead of DBOS's endless retry, so the supervisor can notice an outage.
-        self._client = DBOSClient(
-            system_database_url=self.journal_url,
-            application_name=APP_NAME,
-            lazy=True,
-            retry_connection_errors=False,
-            system_database_pool_size=1,
-        )
         DBOS.launch()
         DBOS.register_queue(
             self.queue_name,
