@@ -3,6 +3,7 @@
     PYTHONPATH=. .venv/bin/python scripts/worker_outage_figures.py sigterm [--runs 5]
     PYTHONPATH=. .venv/bin/python scripts/worker_outage_figures.py quiet [--minutes 10]
     PYTHONPATH=. .venv/bin/python scripts/worker_outage_figures.py fleet [--workers 3] [--lanes 2]
+    PYTHONPATH=. .venv/bin/python scripts/worker_outage_figures.py frozen
 
 Measurements, not tests; each uses a throwaway cluster (``fixtures/postgres_server.py``)
 and real ``northstar worker`` processes with their default bounds unless told otherwise.
@@ -17,6 +18,11 @@ and real ``northstar worker`` processes with their default bounds unless told ot
   journal and liveness connections, which set none), its advisory locks, and the
   transactions per second the server commits for them, idle and while they serve a run of
   ``workers x lanes x 3`` iterations on the fixture site.
+
+- ``frozen``: Postgres frozen (SIGSTOP to its processes: it accepts nothing and answers
+  nothing) under two workers, one idle and one whose lane is writing its journal (a post
+  held by the site until the freeze); both get SIGTERM; prints each one's seconds to exit
+  and exit code.
 
 The waits are for the workers' own lines and exits, except the sampling windows of
 ``quiet`` and ``fleet``, which are the point of those measurements.
@@ -146,6 +152,52 @@ def report(when: str, sessions: Counter[str], locks: int, commits: float, worker
     )
 
 
+def postgres_pids(pg: PostgresServer) -> list[int]:
+    """The postmaster and its children (sessions, background processes)."""
+    import subprocess
+
+    head = int((pg.folder / "data" / "postmaster.pid").read_text().split()[0])
+    children = subprocess.run(["pgrep", "-P", str(head)], capture_output=True, text=True)
+    return [head, *map(int, children.stdout.split())]
+
+
+def frozen() -> None:
+    import os
+    import signal
+
+    with PostgresServer() as pg, FixtureSite() as site:
+        url = pg.create_database("frozen")
+        folder = Path(tempfile.mkdtemp(prefix="northstar-frozen-"))
+        idle = Worker(url, "idle-queue", "idle", cwd=folder, lanes=1).ready(120)
+        busy = Worker(url, "posts", "busy", cwd=folder, lanes=1).ready(120)
+        rows = write_rows(folder / "rows.jsonl", ["Frozen 1"])
+        inputs = ("--base-url", site.base_url, "--params-file", str(rows), "--journal", url)
+        site.hold("/posts")
+        queued = northstar("run", str(RECIPE), *inputs, "--queue", "posts", "--detach",
+                           cwd=folder)  # fmt: skip
+        assert queued.returncode == 0, queued.stderr
+        site.wait_held(timeout_s=120)
+        pids = postgres_pids(pg)
+        for pid in pids:
+            os.kill(pid, signal.SIGSTOP)
+        try:
+            site.release_held(save=True)  # the lane goes on to journal the post: it hangs
+            began = time.monotonic()
+            for worker in (idle, busy):
+                worker.process.terminate()
+            for worker in (idle, busy):
+                code = worker.process.wait(timeout=120)
+                seconds = time.monotonic() - began
+                print(f"{worker.name}: exit={code} sigterm_to_exit_s={seconds:.2f}", flush=True)
+                worker.wait_for(NEVER, 1)
+                print(*(f"  {line}" for line in worker.lines[-3:]), sep="\n")
+        finally:
+            for pid in pids:
+                os.kill(pid, signal.SIGCONT)
+            for worker in (idle, busy):
+                worker.kill()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="scripts/worker_outage_figures.py")
     sub = parser.add_subparsers(dest="what", required=True)
@@ -156,8 +208,11 @@ def main(argv: list[str] | None = None) -> int:
     fleet_args.add_argument("--lanes", type=int, default=2)
     fleet_args.add_argument("--seconds", type=float, default=30)
     fleet_args.add_argument("--poll-every", type=float, default=0.2)
+    sub.add_parser("frozen")
     args = parser.parse_args(argv)
-    if args.what == "sigterm":
+    if args.what == "frozen":
+        frozen()
+    elif args.what == "sigterm":
         sigterm(args.runs)
     elif args.what == "quiet":
         quiet(args.minutes)

@@ -210,6 +210,7 @@ class Worker:
     def _launch(self) -> None:
         DBOS(config=dbos_config(self.journal_url, executor_id=self.name))
         logging.getLogger("dbos").addFilter(self._quiet)  # after DBOS set its logger up
+        DBOS.listen_queues([self.queue_name])  # else DBOS serves every queue in the database
         DBOS.launch()
         DBOS.register_queue(
             self.queue_name,
