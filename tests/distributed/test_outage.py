@@ -98,7 +98,7 @@ def test_a_postgres_restart_mid_batch_sends_every_post_exactly_once(
     ]
     for worker in workers:
         worker.ready()
-    titles = [f"Restart {n}" for n in range(1, 6)]
+    titles = [f"Restart {n}" for n in range(1, 5)]
     site.hold("/posts")  # the first post to arrive waits there: an iteration mid-submission
     run_id, rows = queue(url, tmp_path, site, titles)
     site.wait_held()
@@ -171,7 +171,7 @@ def test_a_full_postgres_refuses_a_new_worker_with_a_code_and_not_the_running_on
     options = (*QUICK, "--give-up-after", "60")
     running = Worker(url, "posts", "f1", cwd=tmp_path, lanes=1, options=options).ready()
     workers.append(running)
-    titles = [f"Full {n}" for n in range(1, 4)]
+    titles = [f"Full {n}" for n in range(1, 3)]
     site.hold("/posts")
     run_id, rows = queue(url, tmp_path, site, titles)
     site.wait_held()
