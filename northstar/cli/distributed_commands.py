@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+import traceback
 from contextlib import suppress
 from typing import Any
 
@@ -179,6 +180,9 @@ def _serve_to_the_end(serving: Any, settings: Any, ready: str, deadline: Any) ->
     except NorthstarError as exc:
         report_error(exc)
         return worker_exit_code(exc)
+    except Exception:  # a bug shows as itself, and the process still ends
+        traceback.print_exc()
+        return 1
     finally:
         deadline.done()
     left = serving.left_to_recovery

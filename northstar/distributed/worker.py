@@ -31,6 +31,7 @@ leaves it, never half-written and continued.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import logging
 import os
 import socket
@@ -75,6 +76,7 @@ __all__ = ["Worker", "default_worker_name", "iteration_workflow"]
 log = structlog.get_logger("northstar.distributed.worker")
 
 _WORKER: Worker | None = None  # the one worker of this process, while it serves
+_SERVED = False  # a worker served in this process (a workflow that comes later is left)
 _DBOS_SHUTDOWN_S = 5.0  # then the process ends without waiting for DBOS's threads
 
 
@@ -86,10 +88,11 @@ def iteration_workflow(run_id: str, number: int, row: dict[str, Any], fingerprin
 
 @DBOS.step(name="northstar_iteration_step")
 def iteration_step(run_id: str, number: int, row: dict[str, Any], fingerprint: str) -> str:
-    if _WORKER is None:
+    worker = _WORKER
+    if worker is None and not _SERVED:
         raise RuntimeError("northstar_iteration runs only inside `northstar worker`")
-    verdict = _WORKER.run_threadsafe(run_id, number, row, fingerprint)
-    if verdict is None:  # left to recovery: returning would record a verdict for it
+    verdict = None if worker is None else worker.run_threadsafe(run_id, number, row, fingerprint)
+    if verdict is None:  # left to recovery: returning (or raising) would record a verdict
         threading.Event().wait()  # never set: this DBOS thread ends with the process
     assert verdict is not None
     return verdict
@@ -163,7 +166,7 @@ class Worker:
 
     async def serve(self, host_settings: Any, on_ready: Callable[[], None] = lambda: None) -> None:
         """Open the browser and the journal, take iterations until ``stop``, then drain."""
-        global _WORKER
+        global _WORKER, _SERVED
         self._loop = asyncio.get_running_loop()
         try:
             for lane in range(1, self.concurrency + 1):  # fails fast if the database is not there
@@ -172,7 +175,7 @@ class Worker:
                 self._host = host
                 # Our own lock first: DBOS recovers this name's work at launch, never a survivor.
                 await self._supervisor.hold()
-                _WORKER = self
+                _WORKER, _SERVED = self, True
                 try:
                     await in_thread(self._launch)
                     on_ready()
@@ -233,9 +236,13 @@ class Worker:
         assert self._loop is not None
         work = self._serve_iteration(run_id, number, row, fingerprint)
         try:
-            return asyncio.run_coroutine_threadsafe(work, self._loop).result()
-        except RuntimeError:  # the loop is gone: the worker is ending
+            verdict = asyncio.run_coroutine_threadsafe(work, self._loop)
+        except RuntimeError:  # the loop is closed: the worker is ending
             work.close()
+            return None
+        try:
+            return verdict.result()
+        except concurrent.futures.CancelledError:  # the loop ended with it: the worker is gone
             return None
 
     async def _serve_iteration(
