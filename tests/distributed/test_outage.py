@@ -22,6 +22,7 @@ from fixtures.worker_processes import Worker, northstar, write_rows
 from northstar import readers
 from tests.cli.test_cli_run import ERROR_LINE
 from tests.conftest import RECIPES
+from tests.distributed.test_watch import Watch, settled
 from tests.distributed.test_workers import first_to_say, sent
 
 pytestmark = pytest.mark.browser
@@ -133,28 +134,38 @@ def test_workers_stop_in_time_and_give_up_in_time_while_postgres_is_down(
     bounds = (*QUICK, "--give-up-after", "3")
     workers += [
         Worker(url, "posts", f"s{n}", cwd=tmp_path, lanes=1, env=armed, options=bounds)
-        for n in (1, 2)
+        for n in (1, 2, 3)
     ]
     for worker in workers:
         worker.ready()
     titles = [f"Stopped {n}" for n in range(1, 4)]
     run_id, rows = queue(url, tmp_path, site, titles)
     hung = first_to_say("failpoint before_in_flight 2", workers)
-    idle = next(worker for worker in workers if worker is not hung)
-    idle.release_failpoint()  # if iteration 2 comes to it later, it passes the point
+    stopped, gives_up = (worker for worker in workers if worker is not hung)
+    for worker in (stopped, gives_up):
+        worker.release_failpoint()  # if iteration 2 comes to it later, it passes the point
+    follow = Watch(url, run_id, tmp_path)
+    try:
+        assert follow.wait_until(settled(1, 3)), follow.lines  # only iteration 2 is in progress
+    finally:
+        follow.kill()
 
     pg.halt()
-    mark = len(idle.lines)
+    marks = {worker.name: len(worker.lines) for worker in (stopped, gives_up)}
+    assert stopped.wait_for("database_unreachable", 30), stopped.lines
+    stopped.process.terminate()  # idle, its database down: it stops at once
     hung.process.terminate()  # its step never ends (a hung page): the deadline ends it
+    assert exits(stopped) == 0, stopped.lines
     assert exits(hung) == 130, hung.lines  # stopped with an iteration left to recovery
     assert hung.wait_for("not stopped within 3 s: exiting (130); 1 iteration(s) left", 5)
-    assert exits(idle) == 75, idle.lines  # gave up on the database: JOURNAL_UNAVAILABLE
-    idle.wait_for("<end of output>", 1)
-    coded = [m for line in idle.lines if (m := ERROR_LINE.match(line))]
-    assert [m["code"] for m in coded] == ["JOURNAL_UNAVAILABLE"], idle.lines
-    down = lines_since(idle, mark)
-    assert len(down) <= QUIET, down
-    assert not [line for line in down if "Traceback" in line or "dbos:" in line], down
+    assert exits(gives_up) == 75, gives_up.lines  # the database stayed away past its bound
+    gives_up.wait_for("<end of output>", 1)
+    codes = [m["code"] for line in gives_up.lines if (m := ERROR_LINE.match(line))]
+    assert codes == ["JOURNAL_UNAVAILABLE"], gives_up.lines
+    for worker in (stopped, gives_up):
+        down = lines_since(worker, marks[worker.name])
+        assert len(down) <= QUIET, down
+        assert not [line for line in down if "Traceback" in line or "dbos:" in line], down
 
     pg.resume()  # the next worker under the hung one's name recovers what it left
     workers.append(Worker(url, "posts", hung.name, cwd=tmp_path, lanes=1, options=QUICK).ready())
