@@ -45,6 +45,7 @@ The CLI prints ``code``, message and fix on one line each and never a traceback.
     │   │   └── OutcomeSettling           OUTCOME_SETTLING
     │   └── IdempotencyConflict           IDEMPOTENCY_CONFLICT
     └── JournalError                      JOURNAL_ERROR, RUN_NOT_FOUND
+        └── JournalUnavailable            JOURNAL_UNAVAILABLE
 
 Secret values never enter an error: callers pass names and descriptions, not values.
 ``error_line`` is the one line every front end prints for an error, with control
@@ -75,6 +76,7 @@ __all__ = [
     "IdempotencyConflict",
     "InputError",
     "JournalError",
+    "JournalUnavailable",
     "NavigationFailed",
     "NorthstarError",
     "OptionMissing",
@@ -413,6 +415,16 @@ class IdempotencyConflict(OutcomeError):
 class JournalError(NorthstarError):
     code = "JOURNAL_ERROR"
     default_fix = "Check the journal path (--journal / NORTHSTAR_JOURNAL) and its permissions."
+
+
+class JournalUnavailable(JournalError):
+    """The journal's database does not answer (down, restarting, refusing connections)."""
+
+    code = "JOURNAL_UNAVAILABLE"
+    default_fix = (
+        "Check that Postgres is running, reachable and below max_connections; queued "
+        "iterations wait for the next worker, so start the worker again once it answers."
+    )
 
 
 class RunNotFound(JournalError):

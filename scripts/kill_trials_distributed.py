@@ -19,6 +19,14 @@ With ``--random SEED`` no failpoint is armed: each trial SIGKILLs one of the two
 when the run had already ended by then; use ``--iterations 12`` or more), and does not
 restart it: the survivor takes its unfinished iterations over (``--takeover-every 1``).
 The wait before the kill is the one deliberate timer here: a random moment is the point.
+
+With ``--restart-postgres SECONDS`` nothing is killed: each trial stops Postgres
+(``pg_ctl -m fast``, which ends every session) once the site has received
+``1 + trial % (iterations - 1)`` posts, keeps it down for SECONDS (the outage's length is
+the point), starts it again, and lets the two workers (default bounds: back-off capped at
+30 s) reconnect and finish; then reconciles and resumes if needed and counts as above. The
+trial line adds how many lines each worker wrote from the stop until it logged
+``database_reachable``, and the seconds from the restart to its reconnection.
 """
 
 from __future__ import annotations
@@ -89,6 +97,34 @@ def diagnosis(url: str, run_id: str, workers: list[Worker]) -> str:
     return f"iterations={states} workflows={flows} workers={[w.lines for w in workers]}"
 
 
+def queue_run(site: FixtureSite, url: str, folder: Path, recipe: str, rows: Path) -> str:
+    same = ("--params-file", str(rows), "--journal", url)
+    queued = northstar("run", recipe, "--base-url", site.base_url, *same, "--queue", "posts",
+                       "--detach", cwd=folder)  # fmt: skip
+    return queued.stdout.strip()
+
+
+def settle(url: str, run_id: str, rows: Path, folder: Path) -> list[str]:
+    """The run's statuses: as it ended, then after a reconcile and a resume when needed."""
+    same = ("--params-file", str(rows), "--journal", url)
+    steps = [until_settled(url, run_id)]
+    if steps[-1] == "blocked":
+        northstar("reconcile", run_id, *same, cwd=folder)
+        steps.append(readers.get_run(url, run_id).summary.status)
+    if steps[-1] != "verified":
+        northstar("resume", run_id, *same, cwd=folder)
+        steps.append(readers.get_run(url, run_id).summary.status)
+    return steps
+
+
+def counted(site: FixtureSite, titles: list[str]) -> dict[str, int]:
+    received = Counter(s["title"] for s in site.submissions())
+    return {
+        "duplicates": sum(count - 1 for count in received.values() if count > 1),
+        "missing": sum(1 for title in titles if received[title] == 0),
+    }
+
+
 def trial(
     number: int,
     iterations: int,
@@ -113,10 +149,7 @@ def trial(
     try:
         for worker in workers:
             worker.ready(120)
-        same = ("--params-file", str(rows), "--journal", url)
-        queued = northstar("run", recipe, "--base-url", site.base_url, *same, "--queue", "posts",
-                           "--detach", cwd=folder)  # fmt: skip
-        run_id = queued.stdout.strip()
+        run_id = queue_run(site, url, folder, recipe, rows)
         paused: Worker | None
         if rng is not None:
             paused, delay = rng.choice(workers), rng.uniform(0.3, 3.0)
@@ -135,25 +168,61 @@ def trial(
             northstar("watch", run_id, "--journal", url, "--every", "0.2", cwd=folder, timeout=240)
         except subprocess.TimeoutExpired:
             print(f"trial {number}: the run did not end; {diagnosis(url, run_id, workers)}")
-        status = until_settled(url, run_id)
-        steps = [status]
-        if status == "blocked":
-            northstar("reconcile", run_id, *same, cwd=folder)
-            steps.append(readers.get_run(url, run_id).summary.status)
-        if steps[-1] != "verified":
-            northstar("resume", run_id, *same, cwd=folder)
-            steps.append(readers.get_run(url, run_id).summary.status)
+        steps = settle(url, run_id, rows, folder)
     finally:
         for worker in workers:
             worker.kill()
-    received = Counter(s["title"] for s in site.submissions())
     return {
         "trial": number,
         "killed_at": killed_at,
         "killed": paused is not None,
         "statuses": " -> ".join(steps),
-        "duplicates": sum(count - 1 for count in received.values() if count > 1),
-        "missing": sum(1 for title in titles if received[title] == 0),
+        **counted(site, titles),
+    }
+
+
+def restart_trial(
+    number: int, iterations: int, pg: PostgresServer, site: FixtureSite, down_s: float
+) -> dict[str, object]:
+    site.reset()
+    url = pg.create_database(f"restart_{number}")
+    folder = Path(tempfile.mkdtemp(prefix="northstar-restart-"))
+    titles = [f"Restart {number} post {n}" for n in range(1, iterations + 1)]
+    rows = write_rows(folder / "rows.jsonl", titles)
+    recipe = recipe_without_settling(folder)
+    workers = [Worker(url, "posts", f"r{number}w{n}", cwd=folder) for n in (1, 2)]
+    posted_before = 1 + number % (iterations - 1)
+    try:
+        for worker in workers:
+            worker.ready(120)
+        run_id = queue_run(site, url, folder, recipe, rows)
+        while site.submission_count() < posted_before:
+            time.sleep(0.05)  # the site is in this process; a trial picks a moment by its count
+        marks = [len(worker.lines) for worker in workers]
+        pg.halt()
+        time.sleep(down_s)  # the outage (see the module docstring)
+        pg.resume()
+        restarted = time.monotonic()
+        back = []
+        for worker in workers:
+            worker.wait_for("database_reachable", 120)
+            back.append(round(time.monotonic() - restarted, 1))
+        lines = [len(worker.lines) - mark for worker, mark in zip(workers, marks, strict=True)]
+        northstar("watch", run_id, "--journal", url, "--every", "0.2", cwd=folder, timeout=240)
+        steps = settle(url, run_id, rows, folder)
+        alive = sum(1 for worker in workers if worker.process.poll() is None)
+    finally:
+        for worker in workers:
+            worker.kill()
+    return {
+        "trial": number,
+        "down_after_posts": posted_before,
+        "statuses": " -> ".join(steps),
+        "workers_alive": alive,
+        "outage_lines": lines,
+        "reconnected_after_s": back,
+        **counted(site, titles),
+        "killed": False,
     }
 
 
@@ -163,13 +232,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--iterations", type=int, default=4)
     parser.add_argument("--first", type=int, default=0, help="number of the first trial")
     parser.add_argument("--random", type=int, metavar="SEED", help="kill at random moments")
+    parser.add_argument(
+        "--restart-postgres",
+        type=float,
+        metavar="SECONDS",
+        help="stop Postgres for SECONDS mid-batch instead of killing a worker",
+    )
     args = parser.parse_args(argv)
     rng = None if args.random is None else random.Random(args.random)
     results = []
     with PostgresServer() as pg, FixtureSite() as site:
         for number in range(args.first, args.first + args.trials):
             began = time.monotonic()
-            result = trial(number, args.iterations, pg, site, rng)
+            if args.restart_postgres is not None:
+                down = args.restart_postgres
+                result = restart_trial(number, args.iterations, pg, site, down)
+            else:
+                result = trial(number, args.iterations, pg, site, rng)
             result["seconds"] = round(time.monotonic() - began, 1)
             results.append(result)
             print(" ".join(f"{k}={v}" for k, v in result.items()), flush=True)

@@ -6,6 +6,9 @@ the queue with one browser and K lanes (``worker``), running each iteration thro
 same run engine, binding checks and journal as a local run. What to do with an iteration,
 including one recovered from a dead worker, is decided from the journal by the plain
 functions in ``decisions``; ``dbos_setup`` holds DBOS's configuration and the enqueue.
+A worker's ``supervisor`` keeps its liveness lock (``takeover``), takes dead workers'
+work over, and watches the database (``outage``: the back-off, quiet logs, the give-up);
+``stopping`` bounds its exit and names its exit codes.
 
 May import: the composition root (for the browser host), the run engine, the journal,
 the readers, plans and recipes, and ``dbos``. Never another front end (cli, mcp, cases,

@@ -19,11 +19,19 @@ Why nobody runs an iteration twice through this:
 - A recovered iteration is decided by the journal as any other (``claim_action``): one
   whose submission was in flight or dispatched becomes ``unknown`` and blocks the run.
 
-The one window left: a worker whose liveness connection drops while the process lives
-loses its lock. It notices at its next check and stops serving (``JOURNAL_ERROR``), but a
-survivor may recover its in-progress iterations before then; those are decided by the
-journal, so a sent submission is still never sent again, while one that sent nothing may
-be started by the survivor while the old lane still runs it.
+A worker whose liveness session is lost while the process lives (the database restarted,
+the network dropped) loses its lock. It takes it again (``retake``) as soon as the
+database answers, and until then its lanes write nothing: each waits, then claims its
+iteration again, decided by the journal. When the whole database went away, every worker
+lost its lock at once: a worker that got its own back waits one back-off cap (plus one
+check) before it takes anyone over, so each live peer has had a probe in which to take
+its own lock back first.
+
+The window left: a worker cut off from the database alone (a network partition) while
+the others still reach it. A survivor may recover its in-progress iterations while the
+cut-off lanes wait; those are decided by the journal, so a sent submission is still never
+sent again (its in-flight record has one key), but the run may end ``blocked`` for a
+reconcile where nothing was sent twice.
 """
 
 from __future__ import annotations
@@ -32,10 +40,11 @@ import hashlib
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from northstar.errors import JournalError, UsageInvalid
+from northstar.errors import JournalError, JournalUnavailable, UsageInvalid
 from northstar.journal.paths import redact_url
+from northstar.journal.postgres import connect_error, is_unavailable
 
-__all__ = ["Liveness", "liveness_key", "takeover_candidates"]
+__all__ = ["Liveness", "fresh_session", "liveness_key", "takeover_candidates"]
 
 _NAMESPACE = "northstar-worker-liveness:"
 
@@ -68,10 +77,7 @@ class Liveness:
         import psycopg
 
         shown = redact_url(journal_url)
-        try:
-            conn = psycopg.connect(journal_url, autocommit=True)
-        except psycopg.Error as exc:
-            raise JournalError(f"cannot reach {shown}", fix=_FIX_DB) from exc
+        conn = _connect(journal_url)
         try:
             conn.execute(f"SET lock_timeout = {int(wait_seconds * 1000)}")
             conn.execute("SELECT pg_advisory_lock(%s)", (liveness_key(name),))
@@ -83,8 +89,42 @@ class Liveness:
             ) from exc
         except psycopg.Error as exc:  # any other failure is the database's: one coded line
             conn.close()
-            raise JournalError(f"cannot take worker {name}'s lock on {shown}", fix=_FIX_DB) from exc
+            raise _lock_error(f"cannot take worker {name}'s lock on {shown}", exc) from exc
         return cls(conn, name, shown)
+
+    @classmethod
+    def retake(cls, journal_url: str, name: str) -> Liveness:
+        """This worker's lock again, after its session was lost; never waits for it.
+
+        ``JournalUnavailable`` while another session holds it: a survivor that is taking
+        this worker's work over (it lets go at once), or this worker's old session, which
+        the server has not seen end yet. The caller tries again after its back-off.
+        """
+        import psycopg
+
+        shown = redact_url(journal_url)
+        conn = _connect(journal_url)
+        try:
+            taken = conn.execute("SELECT pg_try_advisory_lock(%s)", (liveness_key(name),))
+            held = bool(taken.fetchone()[0])
+        except psycopg.Error as exc:
+            conn.close()
+            raise _lock_error(f"cannot take worker {name}'s lock on {shown}", exc) from exc
+        if not held:
+            conn.close()
+            raise JournalUnavailable(
+                f"worker {name}'s liveness lock on {shown} is still held by another session",
+                fix=_FIX_DB,
+            )
+        return cls(conn, name, shown)
+
+    @property
+    def lost(self) -> bool:
+        return bool(self._conn.broken or self._conn.closed)
+
+    def check(self) -> None:
+        """``JournalUnavailable`` if the session that holds the lock is gone."""
+        self._query("SELECT true")
 
     def try_take_over(self, executor_id: str, recover: Callable[[str], int]) -> int | None:
         """``recover(executor_id)`` under that worker's lock if it is free; else ``None``."""
@@ -99,18 +139,38 @@ class Liveness:
     def close(self) -> None:
         self._conn.close()  # the lock goes with the session
 
-    def _query(self, sql: str, key: int) -> bool:
+    def _query(self, sql: str, *params: int) -> bool:
         import psycopg
 
         try:
-            row = self._conn.execute(sql, (key,)).fetchone()
+            row = self._conn.execute(sql, params).fetchone()
         except psycopg.OperationalError as exc:
-            raise JournalError(  # the lock went with the session: stop serving
-                f"worker {self.name} lost its liveness connection to {self._shown_url}; "
-                "it stops serving so no other worker runs its iterations twice",
+            raise JournalUnavailable(  # the lock went with the session
+                f"worker {self.name} lost its liveness connection to {self._shown_url}",
                 fix=_FIX_DB,
             ) from exc
         return bool(row[0])
 
 
+def fresh_session(journal_url: str) -> None:
+    """A new session opens and closes: ``JournalUnavailable`` if the server refuses it."""
+    _connect(journal_url).close()
+
+
+def _connect(journal_url: str) -> Any:
+    import psycopg
+
+    try:
+        return psycopg.connect(journal_url, autocommit=True, connect_timeout=_CONNECT_TIMEOUT_S)
+    except psycopg.Error as exc:
+        raise connect_error(exc, journal_url) from None
+
+
+def _lock_error(message: str, exc: BaseException) -> JournalError:
+    if is_unavailable(exc):
+        return JournalUnavailable(message, fix=_FIX_DB)
+    return JournalError(message, fix=_FIX_DB)
+
+
+_CONNECT_TIMEOUT_S = 10
 _FIX_DB = "Check that Postgres is running and the journal URL is right, then start the worker."

@@ -15,16 +15,29 @@ was in flight or dispatched becomes ``unknown`` and blocks the run, so it is nev
 again; one that dispatched nothing runs again.
 
 SIGTERM (or Ctrl-C): no new iteration is taken, the step in progress finishes, and the
-iterations in progress end ``stopped`` (``northstar resume`` continues them later).
+iterations in progress end ``stopped`` (``northstar resume`` continues them later). The
+process exits within ``Patience.stop_deadline`` whatever the database does
+(``stopping.StopDeadline``); an iteration it could not journal by then is left to recovery.
+
+The database going away (``outage``): each lane has a journal connection of its own. A
+lane whose statement fails on a lost connection stops writing at once (the connection
+refuses every later statement), waits until the supervisor sees the database answer and
+holds this worker's liveness lock again, then opens a new connection and claims its
+iteration again: the journal decides (run it again if nothing was sent, ``unknown`` if a
+submission may have been). An iteration is thus recorded whole or left as a SIGKILL
+leaves it, never half-written and continued.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import logging
 import os
-import queue
 import socket
+import threading
 from collections.abc import Callable, Mapping
+from contextlib import suppress
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -42,8 +55,16 @@ from northstar.distributed.decisions import (
     submitted_files,
     worker_row,
 )
-from northstar.distributed.takeover import Liveness, takeover_candidates
-from northstar.errors import DefinitionChanged, JournalError, NorthstarError, ParamInvalid
+from northstar.distributed.outage import DatabaseWatch, Patience, QuietDbosLog, first_of
+from northstar.distributed.stopping import EXIT_CODES
+from northstar.distributed.supervisor import Supervisor, in_thread
+from northstar.errors import (
+    DefinitionChanged,
+    JournalError,
+    JournalUnavailable,
+    NorthstarError,
+    ParamInvalid,
+)
 from northstar.journal import Journal, RunRecord, RunStatus
 from northstar.journal.paths import redact_url
 from northstar.readers.endings import read_ending
@@ -57,6 +78,8 @@ __all__ = ["Worker", "default_worker_name", "iteration_workflow"]
 log = structlog.get_logger("northstar.distributed.worker")
 
 _WORKER: Worker | None = None  # the one worker of this process, while it serves
+_SERVED = False  # a worker served in this process (a workflow that comes later is left)
+_DBOS_SHUTDOWN_S = 5.0  # then the process ends without waiting for DBOS's threads
 
 
 @DBOS.workflow(name="northstar_iteration")
@@ -67,19 +90,14 @@ def iteration_workflow(run_id: str, number: int, row: dict[str, Any], fingerprin
 
 @DBOS.step(name="northstar_iteration_step")
 def iteration_step(run_id: str, number: int, row: dict[str, Any], fingerprint: str) -> str:
-    if _WORKER is None:
+    worker = _WORKER
+    if worker is None and not _SERVED:
         raise RuntimeError("northstar_iteration runs only inside `northstar worker`")
-    return _WORKER.run_threadsafe(run_id, number, row, fingerprint)
-
-
-def _recover_pending(executor_id: str) -> int:
-    """DBOS's own recovery of one executor's PENDING workflows: back on their queue.
-
-    ``_recover_pending_workflows`` is DBOS 3.x's internal entry (its Conductor service
-    calls it); re-enqueuing matches only workflows still PENDING under that executor id,
-    so a second recovery of the same dead worker puts nothing back twice.
-    """
-    return len(DBOS._recover_pending_workflows([executor_id]))
+    verdict = None if worker is None else worker.run_threadsafe(run_id, number, row, fingerprint)
+    if verdict is None:  # left to recovery: returning (or raising) would record a verdict
+        threading.Event().wait()  # never set: this DBOS thread ends with the process
+    assert verdict is not None
+    return verdict
 
 
 def default_worker_name() -> str:
@@ -99,99 +117,201 @@ class Worker:
         name: str,
         environ: Mapping[str, str] | None = None,
         takeover_every: float = 5.0,
+        poll_every: float = 0.2,
+        patience: Patience | None = None,
         on_takeover: Callable[[str, int], None] = lambda peer, count: None,
         files_dirs: tuple[str, ...] = (),
+        on_stopping: Callable[[], None] = lambda: None,
     ) -> None:
         self.journal_url = journal_url
         self.queue_name = queue_name
         self.concurrency = concurrency
         self.name = name
         self.takeover_every = takeover_every
+        self.poll_every = poll_every  # DBOS's queue poll: one dequeue query per interval
+        self.patience = patience or Patience()
         self.on_takeover = on_takeover  # told (dead worker, iterations put back) on each takeover
         self.files_dirs = files_dirs  # --files-dir: where uploads may come from, besides a recipe's
+        self.on_stopping = on_stopping  # told once when the worker starts to stop (any reason)
         self._environ = os.environ if environ is None else environ
-        self._lanes: queue.Queue[int] = queue.Queue()
+        self._lanes: asyncio.Queue[int] = asyncio.Queue()
         for lane in range(1, concurrency + 1):
-            self._lanes.put(lane)
+            self._lanes.put_nowait(lane)
+        self._journals: dict[int, Journal] = {}  # each lane's own connection
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._journal: Journal | None = None
         self._host: BrowserHost | None = None
         self._queued: dict[str, dict[str, Any] | None] = {}  # each run's run_queued event
+        self._quiet = QuietDbosLog(self._wake_from_thread)
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self.watch = DatabaseWatch(
+            self.patience, redact_url(journal_url), held_back=lambda: self._quiet.held_back
+        )
         self.stop = StopSignal()
+        self._supervisor = Supervisor(
+            journal_url,
+            name,
+            queue_name,
+            watch=self.watch,
+            stop=self.stop,
+            takeover_every=takeover_every,
+            on_takeover=lambda peer, count: self.on_takeover(peer, count),
+        )
+        self.busy = 0  # lanes with an iteration in progress
+        self.left_to_recovery = 0  # iterations this worker took and leaves to the next one
+
+    def exit_code(self) -> int:
+        """What the process should exit with, as things stand (see ``stopping.EXIT_CODES``)."""
+        if self.watch.gave_up:
+            return EXIT_CODES["journal_unavailable"]
+        if self.busy or self.left_to_recovery:
+            return EXIT_CODES["left_to_recovery"]
+        return EXIT_CODES["stopped"]
 
     async def serve(self, host_settings: Any, on_ready: Callable[[], None] = lambda: None) -> None:
         """Open the browser and the journal, take iterations until ``stop``, then drain."""
-        global _WORKER
+        global _WORKER, _SERVED
         self._loop = asyncio.get_running_loop()
-        with Journal.open(self.journal_url) as journal:
+        try:
+            for lane in range(1, self.concurrency + 1):  # fails fast if the database is not there
+                self._journals[lane] = Journal.open(self.journal_url)
             async with open_host(host_settings) as host:
-                self._journal, self._host = journal, host
-                _WORKER = self
+                self._host = host
                 # Our own lock first: DBOS recovers this name's work at launch, never a survivor.
-                liveness = await asyncio.to_thread(Liveness.hold, self.journal_url, self.name)
+                await self._supervisor.hold()
+                _WORKER, _SERVED = self, True
                 try:
-                    await asyncio.to_thread(self._launch)
+                    await in_thread(self._launch)
                     on_ready()
-                    await self._serve_until_stopped(liveness)
+                    await self._serve_until_stopped()
                 finally:
                     _WORKER = None
-                    liveness.close()
-
-    async def _serve_until_stopped(self, liveness: Liveness) -> None:
-        """Take over dead workers' work every ``takeover_every`` s; drain DBOS on any exit."""
-        try:
-            while not self.stop.requested:
-                for peer, count in await asyncio.to_thread(self._take_over_dead, liveness):
-                    self.on_takeover(peer, count)
-                await self.stop.wait(self.takeover_every)
+                    self._supervisor.close()
         finally:
-            self.stop.request()  # a lost liveness lock stops this worker as SIGTERM does
-            await asyncio.to_thread(DBOS.destroy, workflow_completion_timeout_sec=120)
+            for journal in self._journals.values():
+                with suppress(JournalError):
+                    journal.close()
 
-    def _take_over_dead(self, liveness: Liveness) -> list[tuple[str, int]]:
-        """Each other worker owning pending work of this queue whose liveness lock is free."""
+    async def _serve_until_stopped(self) -> None:
+        """Supervise until a stop (or the supervisor's end); then drain, within the deadline."""
+        supervisor = asyncio.create_task(self._supervisor.run())
         try:
-            pending = DBOS.list_workflows(
-                status="PENDING", queue_name=self.queue_name, load_input=False, load_output=False
-            )
-        except Exception as exc:  # DBOS's database errors, at this one boundary
-            shown = redact_url(self.journal_url)
-            raise JournalError(f"worker {self.name} cannot list pending work on {shown}") from exc
-        taken = []
-        for peer in takeover_candidates((s.executor_id for s in pending), self.name):
-            count = liveness.try_take_over(peer, _recover_pending)
-            if count is not None:
-                log.info("worker_taken_over", worker=self.name, dead=peer, iterations=count)
-                taken.append((peer, count))
-        return taken
+            await first_of(asyncio.shield(supervisor), self.stop.until_requested())
+            if supervisor.done():
+                supervisor.result()  # the give-up (JOURNAL_UNAVAILABLE) or another error
+        finally:
+            self.on_stopping()
+            self.stop.request()
+            supervisor.cancel()
+            await self._drain()
+
+    async def _drain(self) -> None:
+        """The lanes finish their step and journal it; then DBOS stops (bounded)."""
+        await self._idle.wait()
+        await first_of(in_thread(self._shut_down_dbos), timeout=_DBOS_SHUTDOWN_S)
+
+    def _shut_down_dbos(self) -> None:
+        DBOS.destroy(workflow_completion_timeout_sec=0)  # the lanes are idle or left already
+        logging.getLogger("dbos").removeFilter(self._quiet)
 
     def _launch(self) -> None:
         DBOS(config=dbos_config(self.journal_url, executor_id=self.name))
+        logging.getLogger("dbos").addFilter(self._quiet)  # after DBOS set its logger up
+        DBOS.listen_queues([self.queue_name])  # else DBOS serves every queue in the database
         DBOS.launch()
         DBOS.register_queue(
             self.queue_name,
             worker_concurrency=self.concurrency,
-            polling_interval_sec=0.2,
+            polling_interval_sec=self.poll_every,
             on_conflict="always_update",
         )
 
+    def _wake_from_thread(self) -> None:
+        """DBOS's thread saw the database fail: have the supervisor look at once."""
+        loop = self._loop
+        if loop is not None:
+            with suppress(RuntimeError):  # the loop is closed: the worker is gone
+                loop.call_soon_threadsafe(self.watch.wake)
+
     def run_threadsafe(
         self, run_id: str, number: int, row: dict[str, Any], fingerprint: str
-    ) -> str:
-        """Called from a DBOS thread: run on this process's loop, in a free lane."""
+    ) -> str | None:
+        """Called from a DBOS thread: the verdict, or ``None`` when left to recovery."""
         assert self._loop is not None
-        lane = self._lanes.get()
+        work = self._serve_iteration(run_id, number, row, fingerprint)
         try:
-            work = self._claim(run_id, number, row, fingerprint, lane)
-            return asyncio.run_coroutine_threadsafe(work, self._loop).result()
+            verdict = asyncio.run_coroutine_threadsafe(work, self._loop)
+        except RuntimeError:  # the loop is closed: the worker is ending
+            work.close()
+            return None
+        try:
+            return verdict.result()
+        except concurrent.futures.CancelledError:  # the loop ended with it: the worker is gone
+            return None
+
+    async def _serve_iteration(
+        self, run_id: str, number: int, row: dict[str, Any], fingerprint: str
+    ) -> str | None:
+        """Claim and run in a free lane; claim again on a new connection after an outage."""
+        lane = await self._take_lane()  # recovered work may come beyond ``concurrency``
+        if lane is None:
+            self._leave(run_id, number, "taken after the stop request")
+            return None
+        self.busy += 1
+        self._idle.clear()
+        try:
+            while True:
+                try:
+                    journal = self._lane_journal(lane)
+                    return await self._claim(journal, run_id, number, row, fingerprint, lane)
+                except JournalUnavailable as exc:
+                    self._drop_lane_journal(lane)
+                    self.watch.lost(exc.message)
+                    if not await self.watch.back(self.stop):
+                        self._leave(run_id, number, "its journal did not answer")
+                        return None
         finally:
-            self._lanes.put(lane)
+            self.busy -= 1
+            self._lanes.put_nowait(lane)
+            if not self.busy:
+                self._idle.set()
+
+    async def _take_lane(self) -> int | None:
+        """A free lane, or ``None`` once a stop is requested (nothing new starts then)."""
+        taking = asyncio.ensure_future(self._lanes.get())
+        await first_of(asyncio.shield(taking), self.stop.until_requested())
+        if not taking.done():
+            taking.cancel()
+            return None
+        if self.stop.requested:
+            self._lanes.put_nowait(taking.result())
+            return None
+        return taking.result()
+
+    def _leave(self, run_id: str, number: int, why: str) -> None:
+        self.left_to_recovery += 1
+        log.warning("iteration_left_to_recovery", run_id=run_id, iteration=number, reason=why)
+
+    def _lane_journal(self, lane: int) -> Journal:
+        if lane not in self._journals:
+            self._journals[lane] = Journal.open(self.journal_url)
+        return self._journals[lane]
+
+    def _drop_lane_journal(self, lane: int) -> None:
+        journal = self._journals.pop(lane, None)
+        if journal is not None:
+            with suppress(JournalError):
+                journal.close()
 
     async def _claim(
-        self, run_id: str, number: int, row: dict[str, Any], fingerprint: str, lane: int
+        self,
+        journal: Journal,
+        run_id: str,
+        number: int,
+        row: dict[str, Any],
+        fingerprint: str,
+        lane: int,
     ) -> str:
-        journal = self._journal
-        assert journal is not None
         record = journal.run_record(run_id)
         state = journal.iteration_state(run_id, number)
         action = claim_action(record.status, state, len(journal.open_submissions(run_id, number)))
@@ -202,7 +322,7 @@ class Worker:
         if action is ClaimAction.SKIP:
             return f"skipped: run {record.status}"
         if action is ClaimAction.BLOCK:
-            return self._block(run_id, number)
+            return self._block(journal, run_id, number)
         if action is ClaimAction.STOP:
             journal.mark_iteration(
                 run_id,
@@ -212,11 +332,9 @@ class Worker:
                 reason=f"its worker stopped before sending anything; the run is {record.status}",
             )
             return IterationState.STOPPED.value
-        return await self._run(record, number, row, fingerprint, lane)
+        return await self._run(journal, record, number, row, fingerprint, lane)
 
-    def _block(self, run_id: str, number: int) -> str:
-        journal = self._journal
-        assert journal is not None
+    def _block(self, journal: Journal, run_id: str, number: int) -> str:
         journal.mark_iteration(
             run_id,
             number,
@@ -230,15 +348,20 @@ class Worker:
         return IterationState.UNKNOWN.value
 
     async def _run(
-        self, record: RunRecord, number: int, row: dict[str, Any], fingerprint: str, lane: int
+        self,
+        journal: Journal,
+        record: RunRecord,
+        number: int,
+        row: dict[str, Any],
+        fingerprint: str,
+        lane: int,
     ) -> str:
-        journal, host = self._journal, self._host
-        assert journal is not None
+        host = self._host
         assert host is not None
         try:
             request = self._request(record, row, fingerprint)
             journal.event(record.run_id, "iteration_claimed", iteration=number, worker=self.name)
-            files = submitted_files(self._queued_event(record.run_id), fingerprint)
+            files = submitted_files(self._queued_event(journal, record.run_id), fingerprint)
             result = await run_one_iteration(
                 request,
                 record.run_id,
@@ -249,6 +372,8 @@ class Worker:
                 stop=self.stop,
                 submitted_files=files,
             )
+        except JournalUnavailable:
+            raise  # not the run's fault: the lane claims it again when the database answers
         except NorthstarError as exc:  # this worker cannot run it as it was bound: stop the run
             journal.record_stop(
                 record.run_id, exc.with_context(run_id=record.run_id, iteration=number)
@@ -256,14 +381,13 @@ class Worker:
             journal.finish_run(record.run_id, RunStatus.FAILED)
             self._log_ending(record.run_id)
             return f"failed: {exc.code}"
-        self._finish_if_settled(record)
+        self._finish_if_settled(journal, record)
         return result.state.value
 
-    def _queued_event(self, run_id: str) -> dict[str, Any] | None:
+    def _queued_event(self, journal: Journal, run_id: str) -> dict[str, Any] | None:
         """The run's ``run_queued`` event, read once per run (it never changes)."""
         if run_id not in self._queued:
-            assert self._journal is not None
-            self._queued[run_id] = self._journal.first_event(run_id, "run_queued")
+            self._queued[run_id] = journal.first_event(run_id, "run_queued")
         return self._queued[run_id]
 
     def _request(self, record: RunRecord, row: dict[str, Any], fingerprint: str) -> RunRequest:
@@ -294,9 +418,7 @@ class Worker:
             profile=record.profile or None,
         )
 
-    def _finish_if_settled(self, record: RunRecord) -> None:
-        journal = self._journal
-        assert journal is not None
+    def _finish_if_settled(self, journal: Journal, record: RunRecord) -> None:
         final = journal.finish_run_when(
             record.run_id, lambda states: finished_status(states, record.total_iterations)
         )

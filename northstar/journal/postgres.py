@@ -16,6 +16,14 @@ server may lose the last fraction of a second). The in-flight record of a submis
 committed with ``synchronous_commit = on`` (``SET LOCAL`` inside its transaction), so it is
 on disk before the browser acts.
 
+A database that does not answer (stopped, restarting, refusing connections) is
+``JournalUnavailable`` (``is_unavailable`` tells it from a wrong URL or password). A connection
+that was lost stays lost: every later statement on it raises ``JournalUnavailable`` too,
+so a caller that lost a write in the middle of an iteration can never go on to write the
+rest of it on a new session (the statement that failed may or may not have committed).
+Whoever owns the connection decides when to open a new one (a distributed worker does it
+before it claims the iteration again, and the journal decides what is left to do).
+
 psycopg is imported only when a ``postgresql://`` journal is opened; without it the error
 says which extra to install. Imports nothing from the writer, so the readers may use it.
 """
@@ -23,12 +31,13 @@ says which extra to install. Imports nothing from the writer, so the readers may
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from northstar.errors import JournalError
+from northstar.errors import JournalError, JournalUnavailable
 from northstar.journal.paths import redact_url
 
 if TYPE_CHECKING:
@@ -37,7 +46,9 @@ if TYPE_CHECKING:
 __all__ = [
     "META_TABLE",
     "PgConnection",
+    "connect_error",
     "connect_postgres",
+    "is_unavailable",
     "pg_errors",
     "translate",
 ]
@@ -81,17 +92,38 @@ class PgConnection:
         self.url = url  # already stripped of any password
 
     def execute(self, sql: str, parameters: Sequence[Any] = (), /) -> psycopg.Cursor[Any]:
-        return self.raw.execute(translate(sql), tuple(parameters))
+        with self._connected():
+            return self.raw.execute(translate(sql), tuple(parameters))
 
     def executemany(self, sql: str, rows: Sequence[Sequence[Any]], /) -> None:
-        with self.raw.cursor() as cursor:
+        with self._connected(), self.raw.cursor() as cursor:
             cursor.executemany(translate(sql), rows)
+
+    @property
+    def lost(self) -> bool:
+        """The session is gone (the server ended it, or the network did)."""
+        return bool(self.raw.broken or self.raw.closed)
 
     @property
     def in_transaction(self) -> bool:
         from psycopg.pq import TransactionStatus
 
+        if self.lost:
+            return False  # the server rolled back whatever was open when the session ended
         return self.raw.info.transaction_status != TransactionStatus.IDLE
+
+    @contextmanager
+    def _connected(self) -> Iterator[None]:
+        """A driver error on a lost session is ``JournalUnavailable``; others pass through."""
+        try:
+            yield
+        except pg_errors() as exc:
+            if not self.lost:
+                raise
+            raise JournalUnavailable(
+                f"lost the connection to the journal at {self.url}: {_first_line(exc, '')}",
+                path=self.url,
+            ) from exc
 
     def close(self) -> None:
         self.raw.close()
@@ -99,8 +131,6 @@ class PgConnection:
 
 def pg_errors() -> tuple[type[Exception], ...]:
     """psycopg's error base, if psycopg is loaded (it is whenever a Postgres journal is open)."""
-    import sys
-
     module = sys.modules.get("psycopg")
     return () if module is None else (module.Error,)
 
@@ -112,17 +142,55 @@ def connect_postgres(url: str, *, read_only: bool = False) -> PgConnection:
     try:
         raw = psycopg.connect(url, autocommit=True, connect_timeout=_CONNECT_TIMEOUT_S)
     except psycopg.Error as exc:
-        raise JournalError(
-            f"cannot connect to the journal at {shown}: {_first_line(exc, url)}",
-            path=shown,
-            fix="Check that Postgres is running and the URL (host, port, database, user) is right.",
-        ) from None
+        raise connect_error(exc, url) from None
     conn = PgConnection(raw, shown)
     with pg_error_boundary("prepare the journal", shown):
         if read_only:
             conn.execute("SET default_transaction_read_only = on")
         conn.execute("SET synchronous_commit = off")
     return conn
+
+
+# What a server says when the request itself is wrong: waiting would not help.
+_REFUSED_FOR_GOOD = (
+    "does not exist",
+    "authentication failed",
+    "no pg_hba.conf entry",
+    "no password supplied",
+    "permission denied",
+)
+# admin_shutdown, crash_shutdown, cannot_connect_now, too_many_connections
+_SERVER_GOING_AWAY = frozenset({"57P01", "57P02", "57P03", "53300"})
+
+
+def is_unavailable(exc: BaseException) -> bool:
+    """A psycopg error that means "no answer now" (down, restarting, full), not a wrong URL.
+
+    Connection failures carry no SQLSTATE, so a refusal for good is told by its text
+    (unknown database or role, a password or ``pg_hba.conf`` refusal); anything else that
+    failed to connect or lost its session is worth waiting for.
+    """
+    psycopg = sys.modules.get("psycopg")
+    if psycopg is None or not isinstance(exc, psycopg.OperationalError):
+        return False
+    state = exc.sqlstate
+    if state is not None:  # the server answered: a shutdown, a crash, a full house
+        return state.startswith("08") or state in _SERVER_GOING_AWAY
+    text = str(exc)
+    return not any(reason in text for reason in _REFUSED_FOR_GOOD)
+
+
+def connect_error(exc: BaseException, url: str) -> JournalError:
+    """A failed connect as one coded line without the password: unavailable, or wrong."""
+    shown = redact_url(url)
+    message = f"cannot connect to the journal at {shown}: {_first_line(exc, url)}"
+    if is_unavailable(exc):
+        return JournalUnavailable(message, path=shown)
+    return JournalError(
+        message,
+        path=shown,
+        fix="Check that Postgres is running and the URL (host, port, database, user) is right.",
+    )
 
 
 def _import_psycopg() -> Any:
@@ -139,7 +207,7 @@ def _import_psycopg() -> Any:
 def _first_line(exc: BaseException, url: str) -> str:
     """The driver's message, one line, never echoing the URL (it may carry a password)."""
     text = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-    return text.replace(url, redact_url(url))
+    return text.replace(url, redact_url(url)) if url else text
 
 
 @contextmanager

@@ -37,6 +37,7 @@ STABLE_CODES = {
     "IdempotencyConflict": "IDEMPOTENCY_CONFLICT",
     "InputError": "INPUT_INVALID",
     "JournalError": "JOURNAL_ERROR",
+    "JournalUnavailable": "JOURNAL_UNAVAILABLE",
     "NavigationFailed": "NAVIGATION_FAILED",
     "NorthstarError": "NORTHSTAR_ERROR",
     "OptionMissing": "OPTION_MISSING",

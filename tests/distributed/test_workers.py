@@ -117,3 +117,20 @@ def test_a_worker_killed_after_dispatch_is_recovered_without_sending_again(
     final = readers.get_run(url, run_id)
     assert final.summary.status == "verified"
     assert sent(final) == Counter(range(1, 5))  # in flight once each, never sent again
+
+
+def test_a_worker_serves_only_its_own_queue(
+    tmp_path: Path, site: FixtureSite, postgres: Any, workers: list[Worker]
+) -> None:
+    url = postgres.create_database("two_queues")
+    workers.append(Worker(url, "posts", "on-posts", cwd=tmp_path, lanes=1).ready())
+    workers.append(Worker(url, "other", "on-other", cwd=tmp_path, lanes=1).ready())
+    titles = [f"Own queue {n}" for n in range(1, 4)]
+    rows = write_rows(tmp_path / "rows.jsonl", titles)
+    args = ("--base-url", site.base_url, "--params-file", str(rows), "--journal", url)
+    proc = northstar("run", RECIPE, *args, "--queue", "posts", cwd=tmp_path)
+
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    detail = readers.get_run(url, run_id_of(proc.stderr))
+    assert claimed_by(detail) == {"on-posts"}  # the other queue's worker took none
+    assert Counter(s["title"] for s in site.submissions()) == Counter(titles)
