@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 
 import click
 
-from northstar.cli._options import remote_browser_options
+from northstar.cli._options import configured_option, remote_browser_options
 from northstar.cli._secrets import exposed_params_file, missing_secrets
 from northstar.composition import load_compiled
 from northstar.errors import UsageInvalid
@@ -33,7 +33,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def input_options(command: F) -> F:
-    """``-p``, ``--params-file`` and ``--base-url``: the inputs of a run's iterations."""
+    """``-p``, ``--params-file`` (and what its columns are), ``--base-url`` and
+    ``--timeout``: the inputs of a run's iterations."""
     for option in reversed(
         [
             click.option(
@@ -49,8 +50,26 @@ def input_options(command: F) -> F:
                 type=click.Path(),  # the reader refuses a directory, FIFO or device, coded
                 help="A .json object (constant), or .csv / .jsonl / .json list (one row each).",
             ),
+            configured_option("--base-url", setting="base_url"),
+            configured_option("--timeout", setting="timeout", metavar="MS"),
             click.option(
-                "--base-url", envvar="NORTHSTAR_BASE_URL", help="Value of {{ base_url }}."
+                "--column",
+                "columns",
+                multiple=True,
+                metavar="PARAM=COLUMN",
+                help="The params file's COLUMN holds parameter PARAM (repeatable).",
+            ),
+            click.option(
+                "--ignore-column",
+                "ignore_columns",
+                multiple=True,
+                metavar="NAME",
+                help="Leave the params file's column NAME out (repeatable).",
+            ),
+            click.option(
+                "--ignore-extra-columns",
+                is_flag=True,
+                help="Leave out every column of the params file that is not a parameter.",
             ),
             files_dir_option,
         ]
@@ -94,7 +113,7 @@ def browser_options(command: F) -> F:
                 default=0,
                 help="Delay per action (ms).",
             ),
-            click.option("--browser", envvar="NORTHSTAR_BROWSER", help="Chromium to launch."),
+            configured_option("--browser", setting="browser"),
             click.option(
                 "--profile",
                 type=click.Path(dir_okay=False),

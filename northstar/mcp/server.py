@@ -143,11 +143,14 @@ def _quiet_after_uvicorn() -> Iterator[None]:
 
 
 def _listening_socket(address: HttpAddress) -> socket.socket:
-    """Bound before the server starts, so port 0 is a free port known in advance."""
+    """Bound and listening before the server starts, so port 0 is a free port known in
+    advance and a client that connects as soon as the address is announced waits in the
+    backlog instead of being refused while the web server is still starting."""
     family = socket.AF_INET6 if ":" in address.host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((address.host, address.port))
+    sock.listen()
     return sock
 
 

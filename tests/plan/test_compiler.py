@@ -350,7 +350,7 @@ steps:
         ({"ratio": 10**400}, "'ratio' must be number"),
         ({"doc": "~no_such_user_northstar/x"}, "no such file"),
         ({"doc": "a" * 5000}, "no such file"),
-        ({"doc": "a\0b"}, "no such file"),
+        ({"doc": "a\0b"}, "NUL byte"),
         ({"nope": "1"}, "unknown parameter 'nope'"),
     ],
 )
