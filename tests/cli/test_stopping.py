@@ -345,12 +345,20 @@ def test_a_browser_killed_after_an_iteration_verified_fails_the_next_one(
     worker.wait_for(f"iteration 3/{COUNT}: verified")
     os.kill(chromium_of(worker), signal.SIGKILL)
     code, stderr = worker.finish(timeout=30)  # bounded: it used to wait in new_page() for ever
-    assert_browser_closed(code, stderr, allowed=(8,))  # the browser closed: resume when it is fixed
+    # The browser closed: resume when it is fixed (exit 8). On a busy machine the next
+    # iteration may already have sent its submission when the kill lands: then its outcome is
+    # honestly unknown (exit 4) and reconcile settles it before resume.
+    if code == 4:
+        assert "OUTCOME_UNKNOWN" in stderr, stderr
+        assert "Traceback" not in stderr
+    else:
+        assert_browser_closed(code, stderr, allowed=(8,))
     detail = readers.get_run(tmp_path / "journal.db", run_id)
     *verified, last = detail.iterations
     assert len(verified) >= 3
     assert all(i.state == "verified" for i in verified)
-    assert (last.state, last.reason_code) == ("failed", "BROWSER_CLOSED")
+    ending = {8: ("failed", "BROWSER_CLOSED"), 4: ("unknown", "OUTCOME_UNKNOWN")}[code]
+    assert (last.state, last.reason_code) == ending
     assert journal_sent(tmp_path / "journal.db", run_id) == sum(titles(site, "killed").values())
     settle_and_resume(run_id, "killed", tmp_path, code)
     assert_each_title_once(site, "killed")
