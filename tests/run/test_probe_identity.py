@@ -197,7 +197,8 @@ async def test_blind_probe_never_proves_absence(
         )
         assert [r.state for r in outcome.results] == ["verified", "unknown"]
         control = journal.probe_control(req.compiled.recipe_hash, site.base_url, "publish")
-        assert control is not None and not control.proven  # its control found nothing
+        assert control is not None
+        assert not control.proven
         clock.advance(PAST_SETTLE_S)
         run_id, credential = outcome.run_id, outcome.credential
         for order in ("reconcile", "resume", "reconcile", "reconcile", "resume", "reconcile"):
@@ -227,7 +228,8 @@ async def test_proven_probe_proves_absence_and_resends_once(
         )
         assert [r.state for r in outcome.results] == ["verified", "unknown"]
         control = journal.probe_control(req.compiled.recipe_hash, site.base_url, "publish")
-        assert control is not None and control.proven
+        assert control is not None
+        assert control.proven
         assert posts(site, "seen-") == Counter({"seen-1": 1})
         clock.advance(PAST_SETTLE_S)
         decisions = await reconcile_run(
