@@ -17,6 +17,7 @@ from .helpers import create_run
 
 TABLES = {"runs", "iterations", "steps", "step_events", "outputs", "submissions", "events"}
 TABLES |= {"step_baselines", "diagnoses", "fix_proposals"}  # v4: when a recipe breaks
+TABLES |= {"probe_controls"}  # v5: positive controls of reconcile probes
 
 
 def tables(path: Path) -> set[str]:

@@ -231,10 +231,13 @@ async def test_500_on_a_page_load_is_retried_and_succeeds(
 async def test_500_answer_to_a_submission_is_not_retried(
     host: Any, site: FixtureSite, recipe: Path, tmp_path: Path
 ) -> None:
-    site.set_fault("/posts", status=500, times=1)
     req = request(recipe, "no-retry", site.base_url, repeat=1)
     clock = Clock()
     with Journal.open(tmp_path / "journal.db", now=clock) as journal:
+        # A first run proves the probe (its positive control): only then may it prove absence.
+        proving = request(recipe, "proving", site.base_url, repeat=1)
+        assert (await execute_run(proving, host=host, journal=journal)).status == "verified"
+        site.set_fault("/posts", status=500, times=1)
         outcome = await execute_run(req, host=host, journal=journal)
         assert outcome.results[0].state == "unknown"
         publish = outcome.results[0].steps[-1]

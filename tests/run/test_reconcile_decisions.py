@@ -324,3 +324,42 @@ def test_a_v2_journal_gets_send_times_from_its_last_update(tmp_path: Path) -> No
     assert record is not None
     assert record.sent == SENT + timedelta(seconds=3)
     assert (record.result_url, record.decided_by) == (None, None)
+
+
+ANSWER_READ = RECIPE.split("  - id: open-post")[0] + (
+    "  - id: confirm\n"
+    "    tab: admin\n"
+    '    verify_outcome: {visible: {role: status, name: "Post published: {{ title }}"}}\n'
+    "done_when:\n"
+    '  - {tab: admin, visible: {text: "Post published"}}\n'
+)
+
+
+@pytest.mark.parametrize("recorded", [None, f"{BASE}/posts/new"])
+def test_checks_of_the_answer_page_are_not_reopened_after_a_verified_submission(
+    recorded: str | None,
+) -> None:
+    """The answer to a POST cannot be loaded again: reopening its URL shows the empty form."""
+    rest = resume_plan(plan_of(ANSWER_READ), {"publish": recorded})
+    assert isinstance(rest, Continuation)
+    assert rest.finished
+    assert rest.entry is None
+    found = [SubmissionCheck("publish", SubmissionOutcome.FOUND, SENT, 5)]
+    assert iteration_verdict(found, rest).state is IterationState.VERIFIED
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        ("verify_outcome: {visible:", "extract: {as: shown, from: text, target:"),  # a value
+        ("settle: 5\n", f"settle: 5\n    after_submit: {BASE}/posts\n"),  # a declared entry
+    ],
+)
+def test_an_extract_or_a_declared_entry_still_reopens_the_page(change: tuple[str, str]) -> None:
+    text = ANSWER_READ.replace(*change)
+    if "extract" in change[1]:
+        text = text.replace('name: "Post published: {{ title }}"}}', 'name: "Post published"}}')
+    rest = resume_plan(plan_of(text), {"publish": f"{BASE}/posts?created=x"})
+    assert isinstance(rest, Continuation)
+    assert rest.entry is not None
+    assert not rest.finished
