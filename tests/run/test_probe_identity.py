@@ -241,3 +241,53 @@ async def test_proven_probe_proves_absence_and_resends_once(
         )
         assert resumed.status == "verified"
     assert posts(site, "seen-") == Counter({"seen-1": 1, "seen-2": 1})
+
+
+RECEIPT = """
+name: probe-receipt
+params:
+  prefix: {type: string, required: true}
+tabs:
+  desk: {start: "{{ base_url }}/probes/receipts/new"}
+steps:
+  - id: title
+    tab: desk
+    fill: {target: {label: Title}, value: "{{ prefix }}-{{ iteration }}"}
+  - id: save
+    tab: desk
+    timeout: 3000
+    click: {target: {role: button, name: Save receipt}}
+    effect: submit
+    expect:
+      - text: {target: {role: status}, equals: "Receipt saved: {{ prefix }}-{{ iteration }}"}
+    reconcile:
+      - goto: "/probes/receipts?q={{ prefix }}-{{ iteration }}"
+      - page: {visible: {role: heading, name: Receipts}}
+      - check: {visible: {text: "{{ prefix }}-{{ iteration }}", exact: true}}
+  - id: confirm
+    tab: desk
+    verify_outcome: {visible: {role: heading, name: Receipt saved}}
+done_when:
+  - {tab: desk, visible: {text: "Receipt saved: {{ prefix }}-{{ iteration }}"}}
+"""
+
+
+async def test_a_found_submission_whose_answer_page_only_was_read_is_finished_not_reviewed(
+    host: Any, site: FixtureSite, tmp_path: Path
+) -> None:
+    """Its answer came from a POST: nothing can show it again, and nothing needs to."""
+    recipe = recipe_file(tmp_path, RECEIPT, "receipt")
+    req = make_request(recipe, site.base_url, "prefix=answer")
+    # The form's load and then its POST answer late; the POST is saved at once.
+    site.set_fault("/probes/receipts/new", delay_s=5, times=2)
+    with Journal.open(tmp_path / "journal.db") as journal:
+        outcome = await execute_run(req, host=host, journal=journal)
+        assert [r.state for r in outcome.results] == ["unknown"]
+        decisions = await reconcile_run(
+            outcome.run_id, outcome.credential, req, host=host, journal=journal
+        )
+        assert [(d.state, d.code) for d in decisions] == [("verified", "RECONCILED")]
+        assert journal.run_record(outcome.run_id).status == "verified"
+    assert Counter(s["title"] for s in site.submissions() if s["kind"] == "receipt") == Counter(
+        {"answer-1": 1}
+    )
