@@ -96,6 +96,13 @@ async def run_with_signals(
 )
 @click.option("--fail-fast", is_flag=True, help="A lane that stops stops the other lanes too.")
 @click.option(
+    "--probe-control-every",
+    type=click.IntRange(0, 1_000_000),
+    default=0,
+    help="Run each reconcile probe's positive control on every Nth verified submission "
+    "too (default: only the first of the run).",
+)
+@click.option(
     "--monitor",
     is_flag=True,
     help="Watch for loops (repeated actions, stagnant pages); signals are advice in the journal.",

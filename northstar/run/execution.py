@@ -403,6 +403,7 @@ def open_run(request: RunRequest, journal: Journal) -> tuple[str, str]:
             "concurrency": request.concurrency,  # a resume deals its rest over as many lanes
             "fail_fast": request.fail_fast,
             "keep_context": request.keep_context,
+            "probe_control_every": request.probe_control_every,
         },
     )
     _save_credential(run_artifacts_dir(journal.path, run_id), credential)
