@@ -6,15 +6,18 @@ server-side submissions as the oracle.
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
 from browser_adapters import PlaywrightHost
 from fixtures._site_routes import DEMO_PASSWORD, DEMO_USERNAME
 from fixtures.site_server import FixtureSite
 from northstar.browser.settings import BrowserSettings
+from northstar.cli import cli
 from northstar.cli._inputs import build_request
 from northstar.errors import RunBlocked
 from northstar.journal import Journal
@@ -213,6 +216,9 @@ async def test_blind_probe_never_proves_absence(
                 with pytest.raises(RunBlocked):
                     await resume_run(run_id, credential, req, host=host, journal=journal)
             assert posts(site, "blind-") == Counter({"blind-1": 1, "blind-2": 1}), order
+    said = probe_report(recipe, tmp_path, site, run_id)
+    assert "probe of publish: BLIND (cannot prove absence): looked for" in said.validate
+    assert "probe of publish: BLIND" in said.show
 
 
 async def test_proven_probe_proves_absence_and_resends_once(
@@ -241,6 +247,27 @@ async def test_proven_probe_proves_absence_and_resends_once(
         )
         assert resumed.status == "verified"
     assert posts(site, "seen-") == Counter({"seen-1": 1, "seen-2": 1})
+    said = probe_report(recipe, tmp_path, site, outcome.run_id)
+    assert "probe of publish: proven" in said.validate
+    assert "probe of publish: proven" in said.show
+
+
+@dataclass(frozen=True)
+class ProbeReport:
+    validate: str
+    show: str
+
+
+def probe_report(recipe: Path, tmp_path: Path, site: FixtureSite, run_id: str) -> ProbeReport:
+    """What ``validate --probe`` and ``show`` say about the recipe's probe."""
+    journal = str(tmp_path / "journal.db")
+    runner = CliRunner()
+    checked = runner.invoke(
+        cli, ["validate", str(recipe), "--probe", "--base-url", site.base_url, "--journal", journal]
+    )
+    assert checked.exit_code == 0, checked.output
+    shown = runner.invoke(cli, ["show", run_id, "--journal", journal])
+    return ProbeReport(checked.output, shown.output)
 
 
 RECEIPT = """
