@@ -219,6 +219,7 @@ async def test_blind_probe_never_proves_absence(
     said = probe_report(recipe, tmp_path, site, run_id)
     assert "probe of publish: BLIND (cannot prove absence): looked for" in said.validate
     assert "probe of publish: BLIND" in said.show
+    assert "<dt>probe of publish</dt><dd>BLIND (cannot prove absence)" in said.report
 
 
 async def test_proven_probe_proves_absence_and_resends_once(
@@ -250,12 +251,14 @@ async def test_proven_probe_proves_absence_and_resends_once(
     said = probe_report(recipe, tmp_path, site, outcome.run_id)
     assert "probe of publish: proven" in said.validate
     assert "probe of publish: proven" in said.show
+    assert "<dt>probe of publish</dt><dd>proven" in said.report
 
 
 @dataclass(frozen=True)
 class ProbeReport:
     validate: str
     show: str
+    report: str
 
 
 def probe_report(recipe: Path, tmp_path: Path, site: FixtureSite, run_id: str) -> ProbeReport:
@@ -267,7 +270,10 @@ def probe_report(recipe: Path, tmp_path: Path, site: FixtureSite, run_id: str) -
     )
     assert checked.exit_code == 0, checked.output
     shown = runner.invoke(cli, ["show", run_id, "--journal", journal])
-    return ProbeReport(checked.output, shown.output)
+    page = tmp_path / "report.html"
+    reported = runner.invoke(cli, ["report", run_id, "--journal", journal, "--out", str(page)])
+    assert reported.exit_code == 0, reported.output
+    return ProbeReport(checked.output, shown.output, page.read_text())
 
 
 RECEIPT = """
