@@ -16,6 +16,7 @@ from click.testing import CliRunner
 from browser_adapters import PlaywrightHost
 from fixtures._site_routes import DEMO_PASSWORD, DEMO_USERNAME
 from fixtures.site_server import FixtureSite
+from northstar import readers
 from northstar.browser.settings import BrowserSettings
 from northstar.cli import cli
 from northstar.cli._inputs import build_request
@@ -237,6 +238,9 @@ async def test_proven_probe_proves_absence_and_resends_once(
         control = journal.probe_control(req.compiled.recipe_hash, site.base_url, "publish")
         assert control is not None
         assert control.proven
+        events = readers.get_run(tmp_path / "journal.db", outcome.run_id).events
+        controls = [event for event in events if event.name == "probe_control"]
+        assert len(controls) == 1  # the first verified submission of the run only
         assert posts(site, "seen-") == Counter({"seen-1": 1})
         clock.advance(PAST_SETTLE_S)
         decisions = await reconcile_run(
