@@ -40,38 +40,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from fixtures._site_probes import RECEIPT_RECIPE
 from fixtures.site_server import FixtureSite
 from fixtures.worker_processes import ENTRY, northstar
 from northstar import readers
 from northstar.run.failpoints import FAILPOINT_ENV, POINTS
 
-RECIPE = """
-name: kill-receipt
-params:
-  prefix: {type: string, required: true}
-tabs:
-  desk: {start: "{{ base_url }}/probes/receipts/new"}
-steps:
-  - id: title
-    tab: desk
-    fill: {target: {label: Title}, value: "{{ prefix }}-{{ iteration }}"}
-  - id: save
-    tab: desk
-    click: {target: {role: button, name: Save receipt}}
-    effect: submit
-    settle: 0
-    expect:
-      - text: {target: {role: status}, equals: "Receipt saved: {{ prefix }}-{{ iteration }}"}
-    reconcile:
-      - goto: "{{ base_url }}/probes/receipts?q={{ prefix }}-{{ iteration }}"
-      - page: {visible: {role: heading, name: Receipts}}
-      - check: {visible: {text: "{{ prefix }}-{{ iteration }}", exact: true}}
-  - id: confirm
-    tab: desk
-    verify_outcome: {visible: {role: heading, name: Receipt saved}}
-done_when:
-  - {tab: desk, visible: {text: "Receipt saved: {{ prefix }}-{{ iteration }}"}}
-"""
+# The receipts page's recipe, its submission allowed to be called absent at once.
+RECIPE = RECEIPT_RECIPE.replace("    effect: submit\n", "    effect: submit\n    settle: 0\n")
 
 MODES = (*POINTS, "random", "browser")
 

@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from browser_adapters import PlaywrightHost
+from fixtures._site_probes import RECEIPT_RECIPE
 from fixtures._site_routes import DEMO_PASSWORD, DEMO_USERNAME
 from fixtures.site_server import FixtureSite
 from northstar import readers
@@ -280,33 +281,7 @@ def probe_report(recipe: Path, tmp_path: Path, site: FixtureSite, run_id: str) -
     return ProbeReport(checked.output, shown.output, page.read_text())
 
 
-RECEIPT = """
-name: probe-receipt
-params:
-  prefix: {type: string, required: true}
-tabs:
-  desk: {start: "{{ base_url }}/probes/receipts/new"}
-steps:
-  - id: title
-    tab: desk
-    fill: {target: {label: Title}, value: "{{ prefix }}-{{ iteration }}"}
-  - id: save
-    tab: desk
-    timeout: 3000
-    click: {target: {role: button, name: Save receipt}}
-    effect: submit
-    expect:
-      - text: {target: {role: status}, equals: "Receipt saved: {{ prefix }}-{{ iteration }}"}
-    reconcile:
-      - goto: "/probes/receipts?q={{ prefix }}-{{ iteration }}"
-      - page: {visible: {role: heading, name: Receipts}}
-      - check: {visible: {text: "{{ prefix }}-{{ iteration }}", exact: true}}
-  - id: confirm
-    tab: desk
-    verify_outcome: {visible: {role: heading, name: Receipt saved}}
-done_when:
-  - {tab: desk, visible: {text: "Receipt saved: {{ prefix }}-{{ iteration }}"}}
-"""
+RECEIPT = RECEIPT_RECIPE
 
 
 async def test_a_found_submission_whose_answer_page_only_was_read_is_finished_not_reviewed(
