@@ -25,6 +25,7 @@ from northstar.errors import RunBlocked
 from northstar.journal import Journal
 from northstar.run.execution import RunRequest, execute_run
 from northstar.run.recovery import reconcile_run, resume_run
+from tests.cli.test_cli_run import northstar as cli_run
 from tests.run.clock import Clock
 
 pytestmark = pytest.mark.browser
@@ -303,3 +304,26 @@ async def test_a_found_submission_whose_answer_page_only_was_read_is_finished_no
     assert Counter(s["title"] for s in site.submissions() if s["kind"] == "receipt") == Counter(
         {"answer-1": 1}
     )
+
+
+async def test_reconcile_and_resume_without_profile_use_the_runs_own(
+    host: Any, site: FixtureSite, tmp_path: Path
+) -> None:
+    """On the command line: the run was given --profile; reconcile and resume are not."""
+    state = tmp_path / "state.json"
+    await sign_in(host, site, state)
+    recipe = recipe_file(tmp_path, NOTES, "notes")
+    inputs = ("-p", "title=cli", "--base-url", site.base_url)
+    site.set_fault("/probes/notes", delay_s=5)  # iteration 1 saved, answered too late
+    ran = cli_run(
+        "run", str(recipe), *inputs, "--repeat", "2", "--profile", str(state), cwd=tmp_path
+    )
+    run_id = ran.stderr.split("run ", 1)[1].split()[0]
+    assert ran.returncode == 4, ran.stderr  # blocked: iteration 1's outcome is unknown
+    reconciled = cli_run("reconcile", run_id, *inputs, cwd=tmp_path)
+    assert "iteration 1: stopped" in reconciled.stdout or "iteration 1: verified" in (
+        reconciled.stdout
+    ), reconciled.stdout + reconciled.stderr
+    resumed = cli_run("resume", run_id, *inputs, cwd=tmp_path)  # iteration 2: signed in
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert notes(site) == Counter({"cli-1": 1, "cli-2": 1})
