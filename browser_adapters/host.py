@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager, suppress
+from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -32,6 +33,7 @@ from browser_adapters.discovery import find_browser
 from browser_adapters.early_driver import take_early
 from browser_adapters.har_replay import har_recording_options, replay_from_har
 from browser_adapters.origin_gate import OriginGate
+from browser_adapters.read_only import guard_read_only
 from browser_adapters.remote import connect_remote
 from browser_adapters.run_hooks import run_hooks
 from browser_adapters.session import PlaywrightSession
@@ -217,6 +219,9 @@ class PlaywrightHost:
     @watched
     async def _start_session(self, context: BrowserContext, plan: Plan) -> PlaywrightSession:
         replay = self.options.replay_har
+        # Routed first: a replay's routes (added after) answer first and send nothing.
+        if self.options.read_only:
+            await guard_read_only(context)
         unrecorded = await replay_from_har(context, replay) if replay else None
         return PlaywrightSession(context, plan, gate=self.gate, unrecorded=unrecorded)
 
@@ -229,15 +234,32 @@ class PlaywrightHost:
             pause=self.options.pause,
         )
 
+    def read_only(self, storage_state: str | None) -> PlaywrightHost:
+        """A host on this browser for probes: new contexts from ``storage_state``, reads only.
+
+        Nothing a probe loads is recorded into the run's HAR; a replay still answers it.
+        """
+        options = replace(
+            self.options, storage_state=storage_state, read_only=True, record_har=None
+        )
+        return self.sharing_browser(options)
+
     def sharing_browser(self, options: BrowserSettings) -> PlaywrightHost:
         """A host with other per-context options (a replay, hooks) on this host's browser.
 
         Use it without ``async with``: the browser stays this host's to close. Launch
         options (headless, slow motion, executable) are this host's.
         """
-        view = PlaywrightHost(options)
-        view._browser = self.browser
-        view._gate = self.gate
+        return PlaywrightHost.borrowing(self.browser, self.gate, options)
+
+    @classmethod
+    def borrowing(
+        cls, browser: Browser, gate: OriginGate, options: BrowserSettings
+    ) -> PlaywrightHost:
+        """A host on someone else's browser and gate, used without ``async with``."""
+        view = cls(options)
+        view._browser = browser
+        view._gate = gate
         view._shares_browser = True  # nothing would close the contexts it kept
         return view
 

@@ -17,8 +17,10 @@ from types import TracebackType
 
 from playwright.async_api import Page
 
+from browser_adapters.host import PlaywrightHost
 from browser_adapters.origin_gate import OriginGate
 from browser_adapters.session import PlaywrightSession
+from northstar.browser.settings import BrowserSettings
 from northstar.errors import UsageInvalid
 from northstar.plan.model import Plan
 
@@ -64,6 +66,14 @@ class PageHost:
             yield session
         finally:
             session.release()  # the caller's context goes on: its new pages are its own
+
+    def read_only(self, storage_state: str | None) -> PlaywrightHost:
+        """Probes run in new read-only contexts of the page's browser, never in its context."""
+        browser = self.page.context.browser
+        if self._gate is None or browser is None:
+            raise RuntimeError("PageHost is used outside `async with`")
+        settings = BrowserSettings(storage_state=storage_state, read_only=True)
+        return PlaywrightHost.borrowing(browser, self._gate, settings)
 
 
 def first_role(plan: Plan) -> str:

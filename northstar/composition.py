@@ -171,6 +171,7 @@ def run_options(journal: Journal, run_id: str, given: Mapping[str, Any]) -> dict
         "concurrency": given.get("concurrency") or record.options.get("concurrency", 1),
         "fail_fast": given.get("fail_fast") or record.options.get("fail_fast", False),
         "keep_context": given.get("keep_context") or record.options.get("keep_context", False),
+        "probe_control_every": record.options.get("probe_control_every", 0),
         "project": record.project,
         "profile": given.get("profile") or record.profile or None,
     }

@@ -42,7 +42,9 @@ The CLI prints ``code``, message and fix on one line each and never a traceback.
     ├── OutcomeError                      at-most-once bookkeeping of submissions
     │   ├── OutcomeUnknown                OUTCOME_UNKNOWN
     │   ├── RunBlocked                    RUN_BLOCKED
-    │   │   └── OutcomeSettling           OUTCOME_SETTLING
+    │   │   ├── OutcomeSettling           OUTCOME_SETTLING
+    │   │   └── ProbeInconclusive         INCONCLUSIVE
+    │   ├── ProbeBlind                    PROBE_BLIND
     │   └── IdempotencyConflict           IDEMPOTENCY_CONFLICT
     └── JournalError                      JOURNAL_ERROR, RUN_NOT_FOUND
         └── JournalUnavailable            JOURNAL_UNAVAILABLE
@@ -87,6 +89,8 @@ __all__ = [
     "OutputSaveFailed",
     "ParamInvalid",
     "ParamMissing",
+    "ProbeBlind",
+    "ProbeInconclusive",
     "ProfileMismatch",
     "ProgramIterationNotVerified",
     "RecipeInvalid",
@@ -405,6 +409,27 @@ class OutcomeSettling(RunBlocked):
 
     code = "OUTCOME_SETTLING"
     default_fix = "Run `northstar reconcile RUN_ID` again after the time named, then resume."
+
+
+class ProbeInconclusive(RunBlocked):
+    """A reconcile probe did not land on the page it asked for: it proves nothing yet."""
+
+    code = "INCONCLUSIVE"
+    default_fix = (
+        "Make the probe's page reachable in the run's state (sign in again, fix the site), "
+        "then `northstar reconcile RUN_ID` again."
+    )
+
+
+class ProbeBlind(OutcomeError):
+    """A probe never seen to find a known effect did not find this one: not proof of absence."""
+
+    code = "PROBE_BLIND"
+    default_fix = (
+        "Fix the recipe's `reconcile` probe so it finds a verified submission "
+        "(`northstar validate --probe`), or check the site and decide with "
+        "`northstar reconcile RUN_ID --mark`."
+    )
 
 
 class IdempotencyConflict(OutcomeError):

@@ -84,6 +84,9 @@ class _InstantHost:
     async def session(self, plan: Plan) -> AsyncIterator[BrowserSession]:
         yield _InstantSession()
 
+    def read_only(self, storage_state: str | None) -> Self:
+        return self  # it sends nothing anywhere
+
 
 class _TimedRecorder:
     """The journal's recorder, timing each step from its start record to its result record."""

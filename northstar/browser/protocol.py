@@ -117,3 +117,13 @@ class BrowserHost(Protocol):
     def session(self, plan: Plan) -> AbstractAsyncContextManager[BrowserSession]:
         """A fresh context for one iteration, closed on every path."""
         ...
+
+    def read_only(self, storage_state: str | None) -> BrowserHost:
+        """A host on the same browser whose sessions can send nothing, for probes.
+
+        Each of its sessions is a new context created from ``storage_state`` (the run's
+        signed-in state; ``None``: a fresh one) in which only GET and HEAD requests go out:
+        any other request is aborted before it is sent, and logged. The browser stays this
+        host's: the returned host is used without ``async with``.
+        """
+        ...

@@ -120,6 +120,8 @@ class BrowserSettings:
     launch_options: Mapping[str, Any] = field(default_factory=dict)
     cdp_url: str | None = None  # --cdp-url: a running Chromium's DevTools endpoint
     ws_endpoint: str | None = None  # --ws-endpoint: a Playwright browser server
+    # A probe's contexts: only GET and HEAD requests go out (``BrowserHost.read_only``).
+    read_only: bool = False
 
     def __post_init__(self) -> None:
         if self.cdp_url and self.ws_endpoint:

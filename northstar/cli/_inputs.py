@@ -204,4 +204,5 @@ def build_request(
         fail_fast=bool(options.get("fail_fast")),
         keep_context=bool(options.get("keep_context")),
         monitor=bool(options.get("monitor")),
+        probe_control_every=options.get("probe_control_every") or 0,
     )

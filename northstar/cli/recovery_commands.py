@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, Literal
 
 import click
@@ -29,6 +30,7 @@ from northstar.programs import is_program, program_compiled
 from northstar.programs.running import reconcile_program_run, resume_program_run
 from northstar.results import IterationResult
 from northstar.run.execution import RunRequest, StopSignal
+from northstar.run.identity import run_identity
 from northstar.run.recovery import ReconcileDecision, decide_iteration
 
 __all__ = ["decision_line", "reconcile", "resume"]
@@ -116,16 +118,19 @@ def resume(**options: Any) -> None:
         credential = resolve_credential(journal, run_id, options["credential"])
         request, program = _request(journal, run_id, options)
 
+        # The iterations start from the run's own state, given --profile again or not.
+        identity = run_identity(journal.run_record(run_id).profile, request.profile)
+        browser = replace(browser_settings(options), storage_state=identity.storage_state)
+
         def start(stop: StopSignal, on_result: Callable[[IterationResult], None]) -> Any:
             if program:  # a program's iterations report through the journal, not on_result
-                browser = browser_settings(options)
                 return resume_program_run(run_id, credential, request, journal, browser=browser)
             return resume_iterations(
                 run_id,
                 credential,
                 request,
                 journal,
-                browser=browser_settings(options),
+                browser=browser,
                 stop=stop,
                 on_result=on_result,
             )

@@ -21,8 +21,10 @@ from northstar.cli.lint_commands import print_warnings
 from northstar.cli.progress import Progress, ProgressHooks
 from northstar.composition import load_compiled, run_recipe
 from northstar.errors import NorthstarError, UsageInvalid
+from northstar.journal import Journal, ProbeControl
 from northstar.journal.paths import resolve_journal
 from northstar.logs import json_logging
+from northstar.plan.compiler import CompiledRecipe
 from northstar.programs import is_program, program_compiled, run_program
 from northstar.programs.running import refuse_unsupported
 from northstar.programs.verdict import model_calls_line
@@ -96,6 +98,13 @@ async def run_with_signals(
 )
 @click.option("--fail-fast", is_flag=True, help="A lane that stops stops the other lanes too.")
 @click.option(
+    "--probe-control-every",
+    type=click.IntRange(0, 1_000_000),
+    default=0,
+    help="Run each reconcile probe's positive control on every Nth verified submission "
+    "too (default: only the first of the run).",
+)
+@click.option(
     "--monitor",
     is_flag=True,
     help="Watch for loops (repeated actions, stagnant pages); signals are advice in the journal.",
@@ -161,7 +170,15 @@ def run(**options: Any) -> None:
 
 @click.command()
 @click.argument("recipes", nargs=-1, required=True, type=click.Path())
-def validate(recipes: tuple[str, ...]) -> None:
+@click.option(
+    "--probe",
+    is_flag=True,
+    help="Also say whether each reconcile probe is proven (its positive control in the "
+    "journal found a verified submission) for --base-url.",
+)
+@click.option("--base-url", help="With --probe: the site the probes' controls ran against.")
+@journal_option
+def validate(recipes: tuple[str, ...], **options: Any) -> None:
     """Check recipe files without running them (schema, tab roles, templates)."""
     failed = 0
     for path in recipes:
@@ -176,4 +193,26 @@ def validate(recipes: tuple[str, ...]) -> None:
         click.echo(f"ok {path}: {recipe.name} v{recipe.version}, {what}")
         if not is_program(path):
             print_warnings(path, lambda line: click.echo(line, err=True))  # advice only
+            if options["probe"]:
+                for line in probe_lines(compiled, options["journal"], options["base_url"]):
+                    click.echo(line)
     sys.exit(EXIT_CODES["usage_error"] if failed else 0)
+
+
+def probe_lines(compiled: CompiledRecipe, journal: str | None, base_url: str | None) -> list[str]:
+    """One line per submit step with a probe: proven, blind (and what it saw), or untried."""
+    probed = [step.id for step in compiled.recipe.steps if step.reconcile]
+    with Journal.open(journal) as opened:
+        controls = {
+            step: opened.probe_control(compiled.recipe_hash, base_url or "", step)
+            for step in probed
+        }
+    return [_probe_line(step, control) for step, control in controls.items()]
+
+
+def _probe_line(step: str, control: ProbeControl | None) -> str:
+    if control is None:
+        return f"  probe of {step}: never controlled: it cannot prove a submission absent yet"
+    if control.proven:
+        return f"  probe of {step}: proven {control.checked_at} (run {control.run_id})"
+    return f"  probe of {step}: BLIND (cannot prove absence): {control.detail}"

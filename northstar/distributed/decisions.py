@@ -59,15 +59,20 @@ _SETTLED = frozenset(
 
 
 def claim_action(
-    run_status: str, state: IterationState | None, open_submissions: int
+    run_status: str, state: IterationState | None, open_submissions: int, *, ours: bool = True
 ) -> ClaimAction:
     """A recovered iteration whose submission may have been sent is never sent again.
 
     ``open_submissions`` counts the iteration's submissions in flight, dispatched or
-    unknown. A settled iteration keeps its verdict (repeat is not retry).
+    unknown. A settled iteration keeps its verdict (repeat is not retry). ``ours`` says
+    the run is still served by this worker's queue: once a local ``resume`` took it over,
+    an iteration left on the queue is the resuming process's, running or not, and a
+    worker that comes back starts nothing and marks nothing.
     """
     if state in _SETTLED:
         return ClaimAction.RECORDED
+    if not ours:
+        return ClaimAction.SKIP
     if state is not None and open_submissions:
         return ClaimAction.BLOCK  # whatever the run's status: the journal must say unknown
     if run_status != RunStatus.RUNNING:

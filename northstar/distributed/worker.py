@@ -314,13 +314,15 @@ class Worker:
     ) -> str:
         record = journal.run_record(run_id)
         state = journal.iteration_state(run_id, number)
-        action = claim_action(record.status, state, len(journal.open_submissions(run_id, number)))
+        ours = journal.serving_queue(run_id) == self.queue_name
+        opened = len(journal.open_submissions(run_id, number))
+        action = claim_action(record.status, state, opened, ours=ours)
         structlog.contextvars.bind_contextvars(run_id=run_id, iteration=number, lane=lane)
         log.info("iteration_claimed", action=str(action), worker=self.name)
         if action is ClaimAction.RECORDED:
             return str(state)
         if action is ClaimAction.SKIP:
-            return f"skipped: run {record.status}"
+            return f"skipped: run {record.status}" if ours else "skipped: resumed elsewhere"
         if action is ClaimAction.BLOCK:
             return self._block(journal, run_id, number)
         if action is ClaimAction.STOP:

@@ -26,6 +26,7 @@ from northstar._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from northstar.journal._diagnoses import FixProposal
+    from northstar.journal._probe_controls import ProbeControl
     from northstar.journal.paths import (
         DEFAULT_JOURNAL_PATH,
         JOURNAL_ENV,
@@ -43,6 +44,7 @@ _HOMES = {
     "SCHEMA_VERSION": "northstar.journal.schema",
     "FixProposal": "northstar.journal._diagnoses",
     "Journal": "northstar.journal.store",
+    "ProbeControl": "northstar.journal._probe_controls",
     "RunRecord": "northstar.journal.store",
     "RunStatus": "northstar.journal.schema",
     "StepEvent": "northstar.journal.schema",
@@ -62,6 +64,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "FixProposal",
     "Journal",
+    "ProbeControl",
     "RunRecord",
     "RunStatus",
     "StepEvent",

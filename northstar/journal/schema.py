@@ -249,11 +249,29 @@ _V4 = (
     )""",
 )
 
+# v5: positive controls of reconcile probes. After a submission of a recipe was verified,
+# its probe is run once, read-only, and must find that known effect; the last control per
+# definition hash, base URL and submit step says whether the probe can prove an absence.
+_V5 = (
+    """CREATE TABLE probe_controls (
+        definition_hash TEXT NOT NULL,
+        base_url TEXT NOT NULL,
+        step_id TEXT NOT NULL,
+        proven INTEGER NOT NULL,
+        run_id TEXT NOT NULL,
+        iteration INTEGER NOT NULL,
+        detail TEXT NOT NULL,
+        checked_at TEXT NOT NULL,
+        PRIMARY KEY (definition_hash, base_url, step_id)
+    )""",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     _statements(*_V1),
     _statements(*_V2),
     _statements(*_V3),
     _statements(*_V4),
+    _statements(*_V5),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

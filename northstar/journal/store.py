@@ -35,9 +35,10 @@ from northstar.errors import (
     OutputSaveFailed,
     RunNotFound,
 )
-from northstar.journal import _diagnoses, _steps
+from northstar.journal import _diagnoses, _probe_controls, _steps
 from northstar.journal._db import Clock, JournalDb, sqlite_errors, utc_now, worker_identity
 from northstar.journal._diagnoses import FixProposal
+from northstar.journal._probe_controls import ProbeControl
 from northstar.journal.paths import resolve_journal
 from northstar.journal.schema import RunStatus, SubmissionState
 from northstar.journal.step_log import StepLog
@@ -384,6 +385,22 @@ class Journal:
 
     def mark_fix_applied(self, proposal_id: int, definition_hash: str) -> None:
         _diagnoses.mark_applied(self._db, proposal_id, definition_hash)
+
+    # Positive controls of reconcile probes (see northstar.run.probe_controls)
+
+    def record_probe_control(self, control: ProbeControl, *, secrets: Collection[str]) -> None:
+        """Keep a probe's latest control for its recipe definition, base URL and step."""
+        _probe_controls.record_probe_control(self._db, control, secrets)
+
+    def probe_control(
+        self, definition_hash: str, base_url: str, step_id: str
+    ) -> ProbeControl | None:
+        """A submit step's latest probe control; ``None``: its probe was never tried."""
+        return _probe_controls.probe_control(self._db, definition_hash, base_url, step_id)
+
+    def probe_controls(self, definition_hash: str) -> list[ProbeControl]:
+        """Every probe control of a recipe definition."""
+        return _probe_controls.probe_controls(self._db, definition_hash)
 
     # Steps and submissions
 

@@ -29,12 +29,14 @@ from northstar.readers.queries import get_run
 from northstar.recipe.model import Check, ReconcileProbe, RetryPolicy, Step
 from northstar.results import IterationState
 from northstar.run.execution import RunOutcome, RunRequest
+from northstar.run.identity import run_identity
 from northstar.run.reconcile import (
     IterationVerdict,
-    ProbeVerdict,
     SubmissionCheck,
+    SubmissionOutcome,
     decide_submission,
     iteration_verdict,
+    probe_detail,
     probe_plan,
     probe_verdict,
 )
@@ -89,11 +91,15 @@ async def _check(
     step = _submission_step(plan, submission, recorded)
     bound = BoundStep(0, step, plan.default_timeout_ms, RetryPolicy(attempts=1))
     probe = probe_plan(plan, bound)
-    verdict = ProbeVerdict.INCONCLUSIVE
-    if probe is not None:
-        verdict = probe_verdict(await ProgramRunner(host).run_iteration(probe))
-    outcome = decide_submission(verdict, submission.sent, step.settle_s, now)
-    return SubmissionCheck(submission.step_id, outcome, submission.sent, step.settle_s)
+    if probe is None:
+        outcome = SubmissionOutcome.UNPROBED
+        return SubmissionCheck(submission.step_id, outcome, submission.sent, step.settle_s)
+    result = await ProgramRunner(host).run_iteration(probe)
+    verdict = probe_verdict(result)
+    # A program's probes get no positive control yet: its absence stands as before.
+    outcome = decide_submission(verdict, submission.sent, step.settle_s, now, proven=True)
+    detail = probe_detail(probe, result)
+    return SubmissionCheck(submission.step_id, outcome, submission.sent, step.settle_s, detail)
 
 
 def program_iteration_verdict(checks: list[SubmissionCheck]) -> IterationVerdict:
@@ -152,6 +158,8 @@ async def reconcile_program(
     refuse_if_live(record)
     check_same_run(record, request)
     probes = _recorded_probes(journal, run_id)
+    # Probes look in the run's own signed-in state, and can send nothing.
+    host = host.read_only(run_identity(record.profile, request.profile).storage_state)
     decisions = []
     for number, (state, _) in sorted(journal.iteration_states(run_id).items()):
         if state in _OPEN_STATES:

@@ -61,9 +61,11 @@ def read_window(
         rows = _window_rows(conn, run_id, tail, cap, since)
         found = _fold(conn, run_id, rows, summary.effective_status)
         kept, omitted_events = _last_events(conn, run_id, events)
+        options = json.loads(row[15])
+        controls = queries.probe_controls(conn, row[16], options.get("base_url"))
     omitted = max(0, summary.iterations_recorded - len(found))
     return RunDetail(
-        summary, row[16], row[17], json.loads(row[15]), found, kept, omitted, omitted_events
+        summary, row[16], row[17], options, found, kept, omitted, omitted_events, controls
     )
 
 

@@ -51,7 +51,8 @@ class Ending:
     command, with ``{run_id}``, ``{url}``, ``{rest}`` (iterations not verified) and
     ``{verified}`` filled in. ``one_line``: the reason is not about a page (no expected
     and found). ``note``: how it shows today, for a row no code decides yet.
-    ``run_status``: what the journal shows, for a row no status decides.
+    ``run_status``: what the journal shows, for a row no status decides. ``within``:
+    statuses this row's codes refine (a blind probe is a ``needs_review`` run of its own).
     """
 
     name: str
@@ -64,6 +65,8 @@ class Ending:
     one_line: bool = False
     note: str = ""
     run_status: str = "`failed`"
+    # Statuses in which one of ``codes`` tells this row apart from the status's own row.
+    within: tuple[str, ...] = ()
 
 
 _DETAILS = "details: northstar show {run_id}  (or northstar report {run_id} for a page)"
@@ -113,6 +116,30 @@ ENDINGS: tuple[Ending, ...] = (
         codes=("OUTPUT_SAVE_FAILED", "RESUME_POINT_UNKNOWN"),
         statuses=("needs_review",),
         next=_DETAILS,
+    ),
+    Ending(
+        "probe_blind",
+        "needs review: a reconcile probe never seen to find a known effect did not find this "
+        "one, so the submission is not proven absent and nothing was sent again",
+        12,
+        "fix the probe so it finds a verified submission (`northstar validate --probe`), or "
+        "check the site and decide with `northstar reconcile RUN_ID --mark`",
+        codes=("PROBE_BLIND",),
+        within=("needs_review",),
+        next=_DETAILS,
+        run_status="`needs_review`",
+    ),
+    Ending(
+        "probe_inconclusive",
+        "blocked: the reconcile probe did not land on the page it asked for (a sign-in page, "
+        "another path, an error), so it proved nothing",
+        13,
+        "make the page reachable in the run's state (sign in again, fix the site), then "
+        "`northstar reconcile RUN_ID` again",
+        codes=("INCONCLUSIVE",),
+        within=("blocked",),
+        next=_RECONCILE,
+        run_status="`blocked`",
     ),
     Ending(
         "unknown_outcome",
@@ -223,6 +250,9 @@ def ending_for(status: str, code: str | None, table: Sequence[Ending] = ENDINGS)
     A status that means one ending (blocked, stopped...) decides; a failed run is told
     apart by the code of what stopped it.
     """
+    refined = _by_code(code, table) if code else None
+    if refined is not None and status in refined.within:
+        return refined
     for row in table:
         if status in row.statuses:
             return row

@@ -35,11 +35,18 @@ from northstar.readers.liveness import (
     queue_of,
     worker_gone,
 )
-from northstar.readers.views import IterationView, RunDetail, RunEvent, RunSummary, StepView
+from northstar.readers.views import (
+    IterationView,
+    ProbeControlView,
+    RunDetail,
+    RunEvent,
+    RunSummary,
+    StepView,
+)
 
 __all__ = ["READ_SCHEMA_VERSION", "get_run", "list_runs", "shown_journal"]
 
-READ_SCHEMA_VERSION = 4
+READ_SCHEMA_VERSION = 5
 _APPLICATION_ID = 0x4E535452  # "NSTR", set by the writer's first migration
 _BUSY_TIMEOUT_S = 10.0
 _UNFINISHED_STEP = frozenset({"started", "in_flight", "dispatched"})
@@ -181,7 +188,23 @@ def get_run(
         summary = _summary(row, is_alive)
         iterations = _iterations(conn, run_id, summary.effective_status)
         events = _events(conn, run_id)
-    return RunDetail(summary, row[16], row[17], json.loads(row[15]), iterations, events)
+        options = json.loads(row[15])
+        controls = probe_controls(conn, row[16], options.get("base_url"))
+    return RunDetail(
+        summary, row[16], row[17], options, iterations, events, probe_controls=controls
+    )
+
+
+def probe_controls(
+    conn: Any, definition_hash: str, base_url: str | None
+) -> tuple[ProbeControlView, ...]:
+    """The latest positive control of each probe of a recipe definition on a base URL."""
+    rows = conn.execute(
+        "SELECT step_id, proven, checked_at, detail FROM probe_controls "
+        "WHERE definition_hash = ? AND base_url = ? ORDER BY step_id",
+        (definition_hash, base_url or ""),
+    ).fetchall()
+    return tuple(ProbeControlView(str(s), bool(p), str(at), str(d)) for s, p, at, d in rows)
 
 
 def _summary(row: Sequence[Any], is_alive: Liveness) -> RunSummary:

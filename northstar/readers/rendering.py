@@ -88,6 +88,18 @@ def header_lines(detail: RunDetail) -> list[str]:
         f"  recipe {run.recipe_path}  project {run.project}  profile {run.profile}  "
         f"definition {detail.definition_hash[:12]}",
         f"  started {_short_time(run.started_at)}{ended}",
+        *probe_lines(detail),
+    ]
+
+
+def probe_lines(detail: RunDetail) -> list[str]:
+    """Whether each reconcile probe is proven (has found a known effect): only a proven
+    probe can prove a submission absent."""
+    return [
+        f"  probe of {c.step_id}: proven {_short_time(c.checked_at)}"
+        if c.proven
+        else f"  probe of {c.step_id}: BLIND (cannot prove absence): {_clip(c.detail, 160)}"
+        for c in detail.probe_controls
     ]
 
 

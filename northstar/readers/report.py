@@ -166,6 +166,7 @@ def _header(detail: RunDetail) -> str:
         ("started", run.started_at),
         ("ended", run.ended_at or "-"),
         ("options", json.dumps(detail.options, sort_keys=True)),
+        *_probe_facts(detail),
     ]
     rows = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in facts)
     return (
@@ -173,6 +174,19 @@ def _header(detail: RunDetail) -> str:
         f'<div class="run-status">{_badge(run.effective_status)}</div>'
         f'<dl class="facts">{rows}</dl></header>'
     )
+
+
+def _probe_facts(detail: RunDetail) -> list[tuple[str, str]]:
+    """Each reconcile probe's latest positive control: proven, or blind and what it saw."""
+    return [
+        (
+            f"probe of {control.step_id}",
+            f"proven {control.checked_at}"
+            if control.proven
+            else f"BLIND (cannot prove absence): {control.detail}",
+        )
+        for control in detail.probe_controls
+    ]
 
 
 def _iterations_heading(detail: RunDetail) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-__all__ = ["IterationView", "RunDetail", "RunEvent", "RunSummary", "StepView"]
+__all__ = ["IterationView", "ProbeControlView", "RunDetail", "RunEvent", "RunSummary", "StepView"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +89,17 @@ class RunEvent:
 
 
 @dataclass(frozen=True, slots=True)
+class ProbeControlView:
+    """The latest positive control of a submit step's reconcile probe for this run's recipe
+    definition and base URL: whether the probe found a submission known to be verified."""
+
+    step_id: str
+    proven: bool
+    checked_at: str
+    detail: str
+
+
+@dataclass(frozen=True, slots=True)
 class RunDetail:
     """Everything the journal holds about one run, for ``northstar show`` and ``watch``."""
 
@@ -102,6 +113,7 @@ class RunDetail:
     # its window: how many it left out, and how many events before the last ones it kept.
     omitted_iterations: int = 0
     omitted_events: int = 0
+    probe_controls: tuple[ProbeControlView, ...] = ()
 
     @property
     def run_id(self) -> str:

@@ -119,9 +119,10 @@ def check_steps(recipe: Recipe, source: str) -> None:
         for j, check in enumerate(step.expect):
             _check_check_tab(recipe, check, f"steps[{i}].expect[{j}]", source, required=False)
         for j, probe in enumerate(step.reconcile):
-            if probe.check is not None:
-                path = f"steps[{i}].reconcile[{j}].check"
-                _check_check_tab(recipe, probe.check, path, source, required=False)
+            for name, looked in (("check", probe.check), ("page", probe.page)):
+                if looked is not None:
+                    path = f"steps[{i}].reconcile[{j}].{name}"
+                    _check_check_tab(recipe, looked, path, source, required=False)
     for j, check in enumerate(recipe.done_when):
         _check_check_tab(recipe, check, f"done_when[{j}]", source, required=True)
     for name, output in recipe.outputs.items():

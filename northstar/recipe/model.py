@@ -508,13 +508,28 @@ class ExtractAction(_Model):
         return self
 
 
+PROBE_KINDS = ("goto", "check", "page")
+
+
 class ReconcileProbe(_Model):
-    """A read-only probe step: navigate, or check something."""
+    """A read-only probe step: navigate, check that it is the right page, or look for the
+    effect."""
+
+    model_config = ConfigDict(json_schema_extra=_exactly_one(PROBE_KINDS))
 
     goto: Text | None = None
-    """Navigate (read-only) to this URL or path."""
+    """Navigate (read-only) to this URL or path; landing anywhere else is inconclusive."""
     check: Check | None = None
     """Look for the submission's effect; found means it happened."""
+    page: Check | None = None
+    """Check that this is the page the probe meant (a heading, a listing's title): when it
+    does not hold, the probe is inconclusive and proves nothing."""
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> ReconcileProbe:
+        if sum(getattr(self, kind) is not None for kind in PROBE_KINDS) != 1:
+            raise ValueError(f"a reconcile probe needs exactly one of: {', '.join(PROBE_KINDS)}")
+        return self
 
 
 RetryOn = Literal["navigation", "target_missing"]

@@ -10,6 +10,11 @@ steps after the last verified submission, from the state that submission led to:
   one, else at the URL the tab showed when the submission's own expectations held;
 - a tab the later steps use that was already in use before the submission is reopened
   only if its first later step is a ``goto`` (its earlier state cannot be rebuilt);
+- when no ``after_submit`` is declared and everything after the submission only reads its
+  answer page (passive checks on its tab, ``done_when`` there, no output read from it),
+  nothing is reopened: that page was the answer to a POST and reloading its URL shows
+  something else (the empty form). The submission is verified (by its own expectations
+  or the probe that found its effect), so the iteration is finished from that evidence;
 - if either cannot be known, the iteration is not resumable: a person reviews it.
 
 ``resume_plan`` decides this from plain data; it reads no journal and starts nothing.
@@ -65,6 +70,9 @@ def resume_plan(
         return None
     last = max(done, key=lambda step: step.index)
     rest = tuple(step for step in plan.steps if step.index > last.index)
+    if _only_reads_answer(plan, last, rest):
+        done_when = tuple(check for check in plan.done_when if check.tab != last.tab)
+        return Continuation(replace(plan, steps=(), done_when=done_when), last.id, None)
     used = _roles_used(plan, rest)
     lost = _lost_tab(plan, last, rest, used - {last.tab})
     if lost is not None:
@@ -83,6 +91,28 @@ def resume_plan(
     tabs = MappingProxyType({**plan.tabs, last.tab: tab})
     steps = (_reopen_step(plan, last, tab), *rest)
     return Continuation(replace(plan, tabs=tabs, steps=steps), last.id, entry)
+
+
+def _only_reads_answer(plan: Plan, last: BoundStep, rest: tuple[BoundStep, ...]) -> bool:
+    """Whether the rest only checks the submission's answer page, with no declared entry.
+
+    Checks (not ``extract``: its value would be lost) on the submission's own tab, and
+    ``done_when`` there too; no output at all (each is read from a page).
+    """
+    if last.step.after_submit or plan.outputs or not (rest or plan.done_when):
+        return False
+    steps_read = all(
+        step.tab == last.tab and step.kind in _ANSWER_READS and _on_tab(step, last.tab)
+        for step in rest
+    )
+    return steps_read and all(check.tab == last.tab for check in plan.done_when)
+
+
+_ANSWER_READS = frozenset({"wait_for", "verify_outcome", "verify_field"})
+
+
+def _on_tab(step: BoundStep, role: str) -> bool:
+    return all(check.tab in (None, role) for check in _checks_of(step))
 
 
 def _checks_of(step: BoundStep) -> Iterable[Check]:

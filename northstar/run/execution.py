@@ -13,6 +13,7 @@ import asyncio
 import hashlib
 import json
 import os
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field, replace
@@ -39,6 +40,8 @@ from northstar.results import IterationResult, IterationState
 from northstar.run.continuation import Unresumable, resume_plan
 from northstar.run.definition_guard import DefinitionGuard
 from northstar.run.failpoints import failpoint_from_environ
+from northstar.run.identity import run_identity
+from northstar.run.probe_controls import control_due, run_control
 from northstar.run.recorder import JournalRecorder
 from northstar.run.repeat import RepeatOptions, RepeatSummary, VerifiedTally, repeat_program
 from northstar.run.retained import RetainedResults
@@ -79,6 +82,9 @@ class RunRequest:
     fail_fast: bool = False
     keep_context: bool = False
     monitor: bool = False  # feed each lane's steps and observations to a BehaviorMonitor
+    # Positive controls of reconcile probes: the first verified submission of each submit
+    # step, and with N > 0 every Nth too (``northstar.run.probe_controls``).
+    probe_control_every: int = 0
 
     def row_for(self, number: int) -> Mapping[str, Any]:
         """Iteration ``number``'s values: its own row, or the one constant row."""
@@ -173,6 +179,8 @@ class _RunContext:
         self._hooks = chain_hooks(self._host_hooks, hooks)  # then the caller's (progress)
         self.runner = self._new_runner()
         self._lane_runners: dict[int, ProgramRunner] = {}
+        self.identity = run_identity(None, request.profile)
+        self._verified_submits: Counter[str] = Counter()  # by step, for the probe controls
 
     def _new_runner(self, monitor: StepMonitor | None = None) -> ProgramRunner:
         return ProgramRunner(
@@ -280,7 +288,41 @@ class _RunContext:
             result = self._save_outputs(result)
         self.journal.finish_iteration(self.run_id, result, secrets=plan.secrets)
         log.info("iteration_finished", state=str(result.state), reason=result.reason_code)
+        if result.verified:
+            await self._probe_controls(plan)
         return result
+
+    async def _probe_controls(self, plan: Plan) -> None:
+        """Run the probe of each submission this iteration verified, when a control is due.
+
+        A control's failure is recorded (the probe is blind), never the iteration's.
+        """
+        for step_id in self._verified_by_expectations(plan):
+            self._verified_submits[step_id] += 1
+            if not control_due(self._verified_submits[step_id], self.request.probe_control_every):
+                continue
+            try:
+                await run_control(
+                    plan,
+                    step_id,
+                    run_id=self.run_id,
+                    definition_hash=self.request.compiled.recipe_hash,
+                    base_url=self.request.base_url,
+                    host=self.host,
+                    identity=self.identity,
+                    journal=self.journal,
+                )
+            except NorthstarError as exc:
+                log.warning("probe_control_not_run", step=step_id, code=exc.code)
+
+    def _verified_by_expectations(self, plan: Plan) -> list[str]:
+        """The iteration's submit steps with a probe whose submission its expectations verified."""
+        probed = {step.id for step in plan.steps if step.is_submit and step.step.reconcile}
+        return [
+            s.step_id
+            for s in self.journal.iteration_submissions(self.run_id, plan.iteration)
+            if s.step_id in probed and s.state is SubmissionState.VERIFIED and s.decided_by is None
+        ]
 
     def _rest_of(self, plan: Plan) -> Plan | Unresumable:
         """A resumed iteration with a verified submission goes on after it, never before."""
@@ -361,6 +403,7 @@ def open_run(request: RunRequest, journal: Journal) -> tuple[str, str]:
             "concurrency": request.concurrency,  # a resume deals its rest over as many lanes
             "fail_fast": request.fail_fast,
             "keep_context": request.keep_context,
+            "probe_control_every": request.probe_control_every,
         },
     )
     _save_credential(run_artifacts_dir(journal.path, run_id), credential)

@@ -47,6 +47,8 @@ from northstar.run.execution import (
     continue_run,
     rows_fingerprint,
 )
+from northstar.run.identity import RunIdentity, run_identity
+from northstar.run.probe_controls import is_proven, read_probe, run_control
 from northstar.run.reconcile import (
     IterationVerdict,
     ProbeVerdict,
@@ -56,9 +58,7 @@ from northstar.run.reconcile import (
     decide_submission,
     iteration_verdict,
     probe_plan,
-    probe_verdict,
 )
-from northstar.run.runner import ProgramRunner
 
 __all__ = [
     "ReconcileDecision",
@@ -191,10 +191,11 @@ async def reconcile_run(
     refuse_if_live(record, journal)
     check_same_run(record, request)
     decisions: list[ReconcileDecision] = []
+    probing = _probing(request, record, host, journal)
     for number, (state, fingerprint) in sorted(journal.iteration_states(run_id).items()):
         if state in _UNSETTLED or state is IterationState.NEEDS_REVIEW:
             plan = _plan_for(request, number, fingerprint, run_id)
-            decisions.append(await _reconcile_iteration(plan, run_id, host, journal))
+            decisions.append(await _reconcile_iteration(plan, probing))
     journal.finish_run(run_id, _status_after(journal, record))
     return decisions
 
@@ -213,13 +214,30 @@ def _plan_for(request: RunRequest, number: int, fingerprint: str, run_id: str) -
     return plan
 
 
-async def _reconcile_iteration(
-    plan: Plan, run_id: str, host: BrowserHost, journal: Journal
-) -> ReconcileDecision:
+@dataclass(frozen=True)
+class _Probing:
+    """What a probe of this run needs: a browser, the run's identity, the journal."""
+
+    request: RunRequest
+    run_id: str
+    host: BrowserHost
+    identity: RunIdentity
+    journal: Journal
+
+
+def _probing(
+    request: RunRequest, record: RunRecord, host: BrowserHost, journal: Journal
+) -> _Probing:
+    identity = run_identity(record.profile, request.profile)
+    return _Probing(request, record.run_id, host, identity, journal)
+
+
+async def _reconcile_iteration(plan: Plan, probing: _Probing) -> ReconcileDecision:
+    journal, run_id = probing.journal, probing.run_id
     number = plan.iteration
     checks: list[SubmissionCheck] = []
     for submission in journal.open_submissions(run_id, number):
-        check = await _check_submission(plan, submission, host, journal.now())
+        check = await _check_submission(plan, submission, probing)
         checks.append(check)
         record_outcome(journal, run_id, number, check)
     verdict = iteration_verdict(checks, resume_plan(plan, _verified(journal, run_id, number)))
@@ -248,13 +266,54 @@ def _decision(
 
 
 async def _check_submission(
-    plan: Plan, submission: SubmissionRecord, host: BrowserHost, now: datetime
+    plan: Plan, submission: SubmissionRecord, probing: _Probing
 ) -> SubmissionCheck:
-    """Probe one submission; "absent" only once its settle period has passed by ``now``."""
-    settle_s = plan.step(submission.step_id).step.settle_s
-    verdict = await _probe(plan, submission.step_id, host)
-    outcome = decide_submission(verdict, submission.sent, settle_s, now)
-    return SubmissionCheck(submission.step_id, outcome, submission.sent, settle_s)
+    """Probe one submission; "absent" only once its settle period has passed and only
+    from a probe proven by a positive control."""
+    step = plan.step(submission.step_id)
+    settle_s = step.step.settle_s
+    sent = submission.sent
+    if probe_plan(plan, step) is None:
+        return SubmissionCheck(step.id, SubmissionOutcome.UNPROBED, sent, settle_s)
+    reading = await read_probe(plan, step.id, probing.host, probing.identity)
+    proven = reading.verdict is not ProbeVerdict.ABSENT or await _proven(plan, step.id, probing)
+    now = probing.journal.now()
+    outcome = decide_submission(reading.verdict, sent, settle_s, now, proven=proven)
+    return SubmissionCheck(step.id, outcome, sent, settle_s, reading.detail)
+
+
+async def _proven(plan: Plan, step_id: str, probing: _Probing) -> bool:
+    """Whether the step's probe is proven; if not, a control on a verified submission of
+    the same step in this run, when there is one, may prove it now."""
+    base_url = probing.request.base_url
+    definition_hash = probing.request.compiled.recipe_hash
+    if is_proven(probing.journal, definition_hash, base_url, step_id):
+        return True
+    known = _known_effect(probing, step_id)
+    if known is None:
+        return False
+    return await run_control(
+        known,
+        step_id,
+        run_id=probing.run_id,
+        definition_hash=definition_hash,
+        base_url=base_url,
+        host=probing.host,
+        identity=probing.identity,
+        journal=probing.journal,
+    )
+
+
+def _known_effect(probing: _Probing, step_id: str) -> Plan | None:
+    """The plan of an iteration of this run whose ``step_id`` submission was verified by
+    its own expectations: an effect the probe must find."""
+    journal, run_id = probing.journal, probing.run_id
+    for number, (_, fingerprint) in sorted(journal.iteration_states(run_id).items()):
+        for submission in journal.iteration_submissions(run_id, number):
+            verified = submission.state is SubmissionState.VERIFIED
+            if submission.step_id == step_id and verified and submission.decided_by is None:
+                return _plan_for(probing.request, number, fingerprint, run_id)
+    return None
 
 
 def record_outcome(journal: Journal, run_id: str, number: int, check: SubmissionCheck) -> None:
@@ -274,14 +333,6 @@ def _verified(journal: Journal, run_id: str, number: int) -> dict[str, str | Non
         for s in journal.iteration_submissions(run_id, number)
         if s.state is SubmissionState.VERIFIED
     }
-
-
-async def _probe(plan: Plan, step_id: str, host: BrowserHost) -> ProbeVerdict:
-    probe = probe_plan(plan, plan.step(step_id))
-    if probe is None:
-        return ProbeVerdict.INCONCLUSIVE
-    result: IterationResult = await ProgramRunner(host).run_iteration(probe)
-    return probe_verdict(result)
 
 
 def _status_after(journal: Journal, record: RunRecord) -> str:
@@ -351,7 +402,7 @@ async def resume_run(
             f"every iteration of run {run_id} is already verified",
             fix="Nothing to resume; start a new run for more iterations.",
         )
-    await _recheck_absences(request, rest, run_id, host=host, journal=journal)
+    await _recheck_absences(rest, _probing(request, record, host, journal))
     journal.finish_run(run_id, "running")
     journal.event(run_id, "run_resumed", first=rest[0], remaining=len(rest))
     assert credential is not None  # checked above
@@ -400,21 +451,20 @@ def _refuse_while_settling(
             )
 
 
-async def _recheck_absences(
-    request: RunRequest, numbers: list[int], run_id: str, *, host: BrowserHost, journal: Journal
-) -> None:
+async def _recheck_absences(numbers: list[int], probing: _Probing) -> None:
     """Probe again, right before resending, each submission a probe proved absent.
 
     The effect may have appeared since reconcile looked: then it is verified now and the
     iteration continues after it. A person's ``--mark failed`` is not second-guessed.
     """
+    journal, run_id = probing.journal, probing.run_id
     for number in numbers:
         for submission in journal.iteration_submissions(run_id, number):
             absent = submission.state is SubmissionState.FAILED
             if absent and submission.decided_by == "probe":
                 fingerprint = journal.iteration_states(run_id)[number][1]
-                plan = _plan_for(request, number, fingerprint, run_id)
-                check = await _check_submission(plan, submission, host, journal.now())
+                plan = _plan_for(probing.request, number, fingerprint, run_id)
+                check = await _check_submission(plan, submission, probing)
                 _after_recheck(journal, run_id, number, check)
 
 

@@ -44,6 +44,8 @@ STABLE_CODES = {
     "OriginBlocked": "ORIGIN_BLOCKED",
     "OutcomeError": "OUTCOME_ERROR",
     "OutcomeSettling": "OUTCOME_SETTLING",
+    "ProbeBlind": "PROBE_BLIND",
+    "ProbeInconclusive": "INCONCLUSIVE",
     "OutcomeUnknown": "OUTCOME_UNKNOWN",
     "OutputSaveFailed": "OUTPUT_SAVE_FAILED",
     "ParamInvalid": "PARAM_INVALID",

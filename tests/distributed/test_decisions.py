@@ -47,6 +47,22 @@ def test_claim_action(
     assert claim_action(run_status, state, open_submissions) is action
 
 
+@pytest.mark.parametrize(
+    ("run_status", "state", "open_submissions", "action"),
+    [
+        ("running", None, 0, ClaimAction.SKIP),  # the resuming process will start it
+        ("running", S.RUNNING, 0, ClaimAction.SKIP),  # the resuming process runs it now
+        ("running", S.RUNNING, 1, ClaimAction.SKIP),  # not blocked behind its back either
+        ("blocked", None, 0, ClaimAction.SKIP),
+        ("running", S.VERIFIED, 0, ClaimAction.RECORDED),
+    ],
+)
+def test_a_run_resumed_elsewhere_is_left_to_the_resuming_process(
+    run_status: str, state: S | None, open_submissions: int, action: ClaimAction
+) -> None:
+    assert claim_action(run_status, state, open_submissions, ours=False) is action
+
+
 def test_the_run_finishes_only_when_every_iteration_is_settled() -> None:
     assert finished_status(Counter([S.VERIFIED, S.RUNNING]), 2) is None
     assert finished_status(Counter([S.VERIFIED]), 2) is None

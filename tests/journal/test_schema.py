@@ -17,6 +17,7 @@ from .helpers import create_run
 
 TABLES = {"runs", "iterations", "steps", "step_events", "outputs", "submissions", "events"}
 TABLES |= {"step_baselines", "diagnoses", "fix_proposals"}  # v4: when a recipe breaks
+TABLES |= {"probe_controls"}  # v5: positive controls of reconcile probes
 
 
 def tables(path: Path) -> set[str]:
@@ -183,7 +184,7 @@ def test_a_v3_journal_opens_gains_the_diagnosis_tables_and_keeps_its_runs(tmp_pa
     assert user_version(path) == 3
 
     Journal.open(path).close()
-    assert user_version(path) == SCHEMA_VERSION == 4
+    assert user_version(path) == SCHEMA_VERSION == 5
     assert tables(path) == TABLES
     assert readers.get_run(path, "r-1").summary.status == "failed"
     assert read_diagnoses(path, "r-1") == ()

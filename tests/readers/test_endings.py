@@ -237,3 +237,10 @@ def test_the_lines_and_the_error_line_never_carry_raw_control_characters() -> No
     for line in [*ending_lines(ending), error_line(error)]:
         assert not any(ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 or c == "\u202e" for c in line)
     assert "title\\x1b[2J\\x0dFAKE\\x0aline\\u202eevil\\x00" in error_line(error)
+
+
+def test_a_probe_that_proves_nothing_has_its_own_ending_inside_its_status() -> None:
+    assert ending_for("needs_review", "PROBE_BLIND").name == "probe_blind"
+    assert ending_for("blocked", "INCONCLUSIVE").name == "probe_inconclusive"
+    assert ending_for("needs_review", "OUTPUT_SAVE_FAILED").name == "needs_review"
+    assert ending_for("blocked", "OUTCOME_UNKNOWN").name == "unknown_outcome"

@@ -157,11 +157,19 @@ async def test_sigkill_at_random_points_never_sends_twice(
     chooser = random.Random(20261202)
     outcomes: dict[str, list[str]] = {point: [] for point in POINTS}
     report: list[str] = []
+    # One journal, as runs of one recipe on one site share: a first run, not killed, proves
+    # the probe (its positive control), so a kill in a trial's first iteration meets a
+    # probe that may prove an absence.
+    journal_path = tmp_path / "journal.db"
+    with Journal.open(journal_path) as journal:
+        proving = await execute_run(
+            request(recipe, "proving", site.base_url), host=host, journal=journal
+        )
+        assert proving.status == "verified"
     for trial in range(TRIALS):
         point = POINTS[trial % len(POINTS)]
         iteration = chooser.randint(1, ITERATIONS)
         prefix = f"t{trial}"
-        journal_path = tmp_path / f"journal-{trial}.db"
         run_id = kill_at(recipe, prefix, site, journal_path, point, iteration)
         sent = titles(site, prefix)
         assert sum(sent.values()) <= iteration, (trial, point, sent)
@@ -231,10 +239,13 @@ async def test_500_on_a_page_load_is_retried_and_succeeds(
 async def test_500_answer_to_a_submission_is_not_retried(
     host: Any, site: FixtureSite, recipe: Path, tmp_path: Path
 ) -> None:
-    site.set_fault("/posts", status=500, times=1)
     req = request(recipe, "no-retry", site.base_url, repeat=1)
     clock = Clock()
     with Journal.open(tmp_path / "journal.db", now=clock) as journal:
+        # A first run proves the probe (its positive control): only then may it prove absence.
+        proving = request(recipe, "proving", site.base_url, repeat=1)
+        assert (await execute_run(proving, host=host, journal=journal)).status == "verified"
+        site.set_fault("/posts", status=500, times=1)
         outcome = await execute_run(req, host=host, journal=journal)
         assert outcome.results[0].state == "unknown"
         publish = outcome.results[0].steps[-1]

@@ -6,6 +6,7 @@ data. The browser tests in ``test_reconcile_settle.py`` run the same decisions f
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -26,6 +27,8 @@ from northstar.run.reconcile import (
     SubmissionOutcome,
     decide_submission,
     iteration_verdict,
+    landing_pattern,
+    probe_plan,
 )
 from northstar.run.recorder import JournalRecorder
 from tests.conftest import make_plan
@@ -83,7 +86,23 @@ def test_absence_is_proven_only_after_the_settle_period(
     verdict: ProbeVerdict, after_s: int, outcome: SubmissionOutcome
 ) -> None:
     now = SENT + timedelta(seconds=after_s)
-    assert decide_submission(verdict, SENT, 60, now) is outcome
+    assert decide_submission(verdict, SENT, 60, now, proven=True) is outcome
+
+
+@pytest.mark.parametrize(
+    ("verdict", "after_s", "outcome"),
+    [
+        (ProbeVerdict.ABSENT, 0, SubmissionOutcome.SETTLING),
+        (ProbeVerdict.ABSENT, 3600, SubmissionOutcome.BLIND),
+        (ProbeVerdict.FOUND, 0, SubmissionOutcome.FOUND),
+        (ProbeVerdict.INCONCLUSIVE, 3600, SubmissionOutcome.INCONCLUSIVE),
+    ],
+)
+def test_a_probe_never_proven_cannot_prove_absence(
+    verdict: ProbeVerdict, after_s: int, outcome: SubmissionOutcome
+) -> None:
+    now = SENT + timedelta(seconds=after_s)
+    assert decide_submission(verdict, SENT, 60, now, proven=False) is outcome
 
 
 def test_a_settling_iteration_stays_unknown_and_says_when_it_can_be_decided() -> None:
@@ -104,8 +123,50 @@ def test_inconclusive_outranks_settling_and_absent_outranks_found() -> None:
     unclear = SubmissionCheck("b", SubmissionOutcome.INCONCLUSIVE, SENT, 60)
     absent = SubmissionCheck("a", SubmissionOutcome.ABSENT, SENT, 60)
     found = SubmissionCheck("b", SubmissionOutcome.FOUND, SENT, 60)
-    assert iteration_verdict([settling, unclear], None).state is IterationState.NEEDS_REVIEW
+    unclear_verdict = iteration_verdict([settling, unclear], None)
+    assert (unclear_verdict.state, unclear_verdict.code) == (IterationState.UNKNOWN, "INCONCLUSIVE")
     assert iteration_verdict([absent, found], None).state is IterationState.FAILED
+
+
+def test_a_blind_probe_sends_the_iteration_to_review_naming_what_it_saw() -> None:
+    blind = SubmissionCheck("a", SubmissionOutcome.BLIND, SENT, 60, "looked for [x]; page at y")
+    unclear = SubmissionCheck("b", SubmissionOutcome.INCONCLUSIVE, SENT, 60)
+    verdict = iteration_verdict([unclear, blind], None)
+    assert (verdict.state, verdict.code) == (IterationState.NEEDS_REVIEW, "PROBE_BLIND")
+    assert "looked for [x]; page at y" in verdict.reason
+    unprobed = SubmissionCheck("c", SubmissionOutcome.UNPROBED, SENT, 60)
+    assert iteration_verdict([unprobed, blind], None).code == "RECONCILED"
+
+
+@pytest.mark.parametrize(
+    ("asked", "shown", "lands"),
+    [
+        ("http://h:1/posts?q=a", "http://h:1/posts?q=a", True),
+        ("http://h:1/posts", "http://h:1/posts/", True),
+        ("http://h:1/notes/My Title", "http://h:1/notes/My%20Title", True),
+        ("http://h:1/probes/notes", "http://h:1/login?next=/probes/notes", False),
+        ("http://h:1/posts", "http://h:1/posts/7", False),
+        ("http://h:1/posts", "http://other:1/posts", False),
+    ],
+)
+def test_a_probe_lands_only_on_the_origin_and_path_it_asked_for(
+    asked: str, shown: str, lands: bool
+) -> None:
+    assert bool(re.search(landing_pattern(asked), shown)) is lands
+
+
+def test_every_goto_of_a_probe_is_followed_by_its_landing_check() -> None:
+    page_check = "reconcile:\n      - page: {visible: {role: heading, name: Posts}}\n"
+    plan = plan_of(RECIPE.replace("reconcile:\n", page_check))
+    probe = probe_plan(plan, plan.step("publish"))
+    assert probe is not None
+    kinds = [(s.id, s.kind) for s in probe.steps]
+    assert kinds == [
+        ("probe-1", "wait_for"),
+        ("probe-2", "goto"),
+        ("probe-2.landed", "wait_for"),
+        ("probe-3", "verify_outcome"),
+    ], kinds
 
 
 def test_the_default_settle_period_is_a_minute_and_only_submit_steps_take_one() -> None:
@@ -263,3 +324,42 @@ def test_a_v2_journal_gets_send_times_from_its_last_update(tmp_path: Path) -> No
     assert record is not None
     assert record.sent == SENT + timedelta(seconds=3)
     assert (record.result_url, record.decided_by) == (None, None)
+
+
+ANSWER_READ = RECIPE.split("  - id: open-post")[0] + (
+    "  - id: confirm\n"
+    "    tab: admin\n"
+    '    verify_outcome: {visible: {role: status, name: "Post published: {{ title }}"}}\n'
+    "done_when:\n"
+    '  - {tab: admin, visible: {text: "Post published"}}\n'
+)
+
+
+@pytest.mark.parametrize("recorded", [None, f"{BASE}/posts/new"])
+def test_checks_of_the_answer_page_are_not_reopened_after_a_verified_submission(
+    recorded: str | None,
+) -> None:
+    """The answer to a POST cannot be loaded again: reopening its URL shows the empty form."""
+    rest = resume_plan(plan_of(ANSWER_READ), {"publish": recorded})
+    assert isinstance(rest, Continuation)
+    assert rest.finished
+    assert rest.entry is None
+    found = [SubmissionCheck("publish", SubmissionOutcome.FOUND, SENT, 5)]
+    assert iteration_verdict(found, rest).state is IterationState.VERIFIED
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        ("verify_outcome: {visible:", "extract: {as: shown, from: text, target:"),  # a value
+        ("settle: 5\n", f"settle: 5\n    after_submit: {BASE}/posts\n"),  # a declared entry
+    ],
+)
+def test_an_extract_or_a_declared_entry_still_reopens_the_page(change: tuple[str, str]) -> None:
+    text = ANSWER_READ.replace(*change)
+    if "extract" in change[1]:
+        text = text.replace('name: "Post published: {{ title }}"}}', 'name: "Post published"}}')
+    rest = resume_plan(plan_of(text), {"publish": f"{BASE}/posts?created=x"})
+    assert isinstance(rest, Continuation)
+    assert rest.entry is not None
+    assert not rest.finished

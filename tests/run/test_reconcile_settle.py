@@ -131,7 +131,15 @@ class Recovery:
 async def start_held_run(
     host: Any, site: FixtureSite, journal: Journal, recipe: Path, prefix: str, repeat: int
 ) -> Recovery:
-    """Run with the first save held: the step times out, the iteration is unknown."""
+    """Run with the first save held: the step times out, the iteration is unknown.
+
+    A run of the same recipe first proves its probe (a positive control): a probe never
+    seen to find a known effect could not prove the post absent.
+    """
+    proving = await execute_run(
+        request_for(recipe, f"{prefix}p", site, 1), host=host, journal=journal
+    )
+    assert proving.status == "verified"
     site.hold("/posts")
     req = request_for(recipe, prefix, site, repeat)
     outcome = await execute_run(req, host=host, journal=journal)
