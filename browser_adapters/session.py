@@ -699,6 +699,9 @@ class PlaywrightSession:
         async with converted_errors("screenshot", tab=tab):
             return await page.screenshot(timeout=5000)
 
+    def redacted(self, text: str) -> str:
+        return redact(text, self._secrets)
+
     @property
     def context(self) -> BrowserContext:
         """The iteration's context (for tracing and other debugging aids)."""

@@ -120,7 +120,9 @@ async def written(front_end: FrontEnd, said: Said, postgres: Any = None) -> dict
         shown = await northstar("show", found[1], "--json", cwd=folder, journal=journal)
         texts["show"] = (shown.stdout + shown.stderr).encode()
         report = folder / "guard-report.html"
-        made = await northstar("report", found[1], "--out", str(report), cwd=folder, journal=journal)
+        made = await northstar(
+            "report", found[1], "--out", str(report), cwd=folder, journal=journal
+        )
         texts["report"] = (made.stdout + made.stderr).encode()
     texts |= files_under(front_end.folder)
     if isinstance(front_end, QueuedWorker):
@@ -131,7 +133,10 @@ async def written(front_end: FrontEnd, said: Said, postgres: Any = None) -> dict
 
 def found_in(texts: dict[str, bytes], forms: dict[str, bytes]) -> dict[str, list[str]]:
     """Where each form turned up: ``{}`` when nothing leaked."""
-    leaks = {where: [name for name, form in forms.items() if form in data] for where, data in texts.items()}
+    leaks = {
+        where: [name for name, form in forms.items() if form in data]
+        for where, data in texts.items()
+    }
     return {where: names for where, names in leaks.items() if names}
 
 
