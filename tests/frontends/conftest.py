@@ -419,7 +419,9 @@ class QueuedWorker(FrontEnd):
         said.exit_codes.append(done.returncode)
 
     async def run_flow(self, flow: Flow) -> Said:
-        await asyncio.to_thread(self._worker)
+        # A secret never goes through the queue: the worker is given it in its environment.
+        env = {} if flow.secret is None else {"NORTHSTAR_SECRET_SECRET": flow.secret}
+        await asyncio.to_thread(self._worker, **env)
         said = Said("")
         await self._cli(said, *self._run_args(flow), "--queue", "cases")
         said.text += "\n".join(line for w in self.workers for line in w.lines)
