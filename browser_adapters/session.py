@@ -142,7 +142,9 @@ class _AwaitedPopup:
         return self.role
 
 
-_POPUP_CLOSE_S = 5.0  # closing a popup is one round trip; a bound, not a pause
+# Closing a popup is one round trip; a bound, not a pause: generous, as a busy machine may
+# take seconds for it and a popup still closing when its step ends loses its evidence.
+_POPUP_CLOSE_S = 30.0
 
 
 class PlaywrightSession:
@@ -698,6 +700,9 @@ class PlaywrightSession:
             return None
         async with converted_errors("screenshot", tab=tab):
             return await page.screenshot(timeout=5000)
+
+    def redacted(self, text: str) -> str:
+        return redact(text, self._secrets)
 
     @property
     def context(self) -> BrowserContext:

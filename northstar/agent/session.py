@@ -303,7 +303,9 @@ class SessionCore:
             self.history.append(HeldCheck(tab, check))
         self.monitor.record_action(ActionRecord.create("verify_outcome", tab=tab, executed=True))
         signal = self.monitor.current_signal
-        return CheckAnswer(tab=tab, check=check.describe(), held=held, found=found, signal=signal)
+        # The check as the model wrote it may hold a password it typed: never repeat that.
+        shown = self.browser.redacted(check.describe())
+        return CheckAnswer(tab=tab, check=shown, held=held, found=found, signal=signal)
 
 
 class _ActionFeed:

@@ -63,6 +63,9 @@ class _InstantSession:
     async def screenshot(self, tab: str) -> bytes | None:
         return None
 
+    def redacted(self, text: str) -> str:
+        return text
+
     async def begin(self, plan: Plan) -> None:
         return None
 

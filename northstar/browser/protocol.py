@@ -98,6 +98,11 @@ class BrowserSession(Protocol):
         """A PNG of the role's page, or ``None`` if it is not open."""
         ...
 
+    def redacted(self, text: str) -> str:
+        """``text`` without any secret this session knows: the plan's, and every value seen
+        in or typed into a password field so far (an agent's check may repeat one)."""
+        ...
+
 
 class BrowserHost(Protocol):
     """Owns the browser for a run; hands out one session per iteration.

@@ -29,6 +29,11 @@ from tests.conftest import RECIPES, make_plan
 # negative test costs; the page is opened by an earlier step (see LOADED) with the default.
 FAIL_FAST_MS = 400
 
+# The bound of a wait for an event that does come (a page opened or closed, a tab loaded,
+# a check that holds): generous, since it costs nothing when the event comes, and a busy
+# machine (many tests, two cores) may take seconds for one page.
+EVENT_MS = 60_000
+
 # A first step that opens the role's tab with the recipe's (generous) default timeout, so
 # a short timeout on the next step bounds only the failing wait, never the page load.
 LOADED = """

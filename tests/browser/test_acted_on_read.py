@@ -19,6 +19,7 @@ from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 from browser_adapters.acted_on import SelectChoices, describe_acted_on
 from fixtures.handwritten.launch import AUTO, launch
 from fixtures.site_server import FixtureSite
+from tests.browser.conftest import EVENT_MS
 
 FORM = """
 <form action="/contact" method="post">
@@ -74,7 +75,7 @@ async def test_the_read_sees_the_real_form_and_changes_nothing(
     send = page.get_by_role("button", name="Send", exact=True)
     # The main world is fooled, so a read there could not pass this test.
     assert await send.evaluate("b => b.form.action") == "http://elsewhere.test/"
-    read = await describe_acted_on(send, timeout_ms=2000, submit=True)
+    read = await describe_acted_on(send, timeout_ms=EVENT_MS, submit=True)
     assert read.summary() == f'button "Send" <button>; submits form: POST {site.base_url}/contact'
     assert read.visible
     await page.wait_for_function("() => true")  # observers' callbacks have run
@@ -87,7 +88,7 @@ async def test_a_select_lists_its_options_and_the_missing_choices(
     await _form_page(page, site)
     size = page.get_by_label("Size", exact=True)
     choices = SelectChoices(value_or_label=("Medium size", "xl"), labels=("Large",))
-    read = await describe_acted_on(size, timeout_ms=2000, submit=False, choices=choices)
+    read = await describe_acted_on(size, timeout_ms=EVENT_MS, submit=False, choices=choices)
     assert read.summary() == 'combobox "Size" <select>'
     assert read.options == ("m (Medium size)", "l (Large)", "s (Small one)")
     assert read.missing == ("xl",)
@@ -114,12 +115,12 @@ async def test_a_page_without_the_engine_is_read_in_its_main_world_with_the_same
         for target in ("Name", "Size"):
             fields = [p.get_by_label(target, exact=True) for p in (page, foreign)]
             read = [
-                await describe_acted_on(f, timeout_ms=2000, submit=False, choices=choices)
+                await describe_acted_on(f, timeout_ms=EVENT_MS, submit=False, choices=choices)
                 for f in fields
             ]
             assert read[0] == read[1]
         send = [p.get_by_role("button", name="Send") for p in (page, foreign)]
-        read = [await describe_acted_on(s, timeout_ms=2000, submit=True) for s in send]
+        read = [await describe_acted_on(s, timeout_ms=EVENT_MS, submit=True) for s in send]
         assert read[0] == read[1]
         assert read[1].form_action == f"{site.base_url}/contact"
         with pytest.raises(PlaywrightError, match="strict mode violation"):
@@ -137,7 +138,7 @@ async def test_a_label_is_missing_exactly_when_playwright_cannot_select_it(
     await _form_page(page, site)
     size = page.get_by_label("Size", exact=True)
     choices = SelectChoices(labels=(label,))
-    read = await describe_acted_on(size, timeout_ms=2000, submit=False, choices=choices)
+    read = await describe_acted_on(size, timeout_ms=EVENT_MS, submit=False, choices=choices)
     try:
         await size.select_option(label=label, timeout=300)
         selected = True

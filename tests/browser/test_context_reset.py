@@ -22,7 +22,7 @@ from fixtures.site_server import FixtureSite
 from northstar.browser.settings import BrowserSettings
 from northstar.plan.model import Plan
 from northstar.run.runner import ProgramRunner
-from tests.browser.conftest import LOADED, recipe
+from tests.browser.conftest import EVENT_MS, LOADED, recipe
 from tests.browser.test_tabs import APPLY_GREEN, OPENERS, chooser_recipe
 from tests.conftest import make_plan
 
@@ -67,7 +67,7 @@ def found(state: dict[str, bool]) -> set[str]:
 
 async def state_in(session: PlaywrightSession, plan: Plan, script: str, other: str) -> Any:
     """Run ``script`` in the state page and in its cross-origin frame: (page's, frame's)."""
-    await session.open_tab(plan.tabs["site"], timeout_ms=5000)
+    await session.open_tab(plan.tabs["site"], timeout_ms=EVENT_MS)
     page = session.page("site")
     await page.evaluate(ADD_FRAME, f"{other}/state")
     return await page.evaluate(script), await page.frames[1].evaluate(script)

@@ -24,7 +24,15 @@ from northstar.errors import BrowserNotFound, ParamInvalid, ParamMissing, Target
 from northstar.recipe.model import Check, Target, TextCheck
 from northstar.results import IterationState
 from northstar.run.runner import ProgramRunner
-from tests.browser.conftest import FAIL_FAST_MS, LOADED, RunText, last_step, recipe, serialized
+from tests.browser.conftest import (
+    EVENT_MS,
+    FAIL_FAST_MS,
+    LOADED,
+    RunText,
+    last_step,
+    recipe,
+    serialized,
+)
 from tests.conftest import make_plan
 
 pytestmark = pytest.mark.browser
@@ -103,10 +111,10 @@ async def test_an_ambiguous_target_is_never_acted_on(host: Any, site: FixtureSit
     plan = make_plan(text, base_url=site.base_url)
     deleted = Check(text=TextCheck(target=Target(css="#deleted"), equals=""))
     async with host.session(plan) as session:
-        await session.open_tab(plan.tabs["site"], timeout_ms=5000)
+        await session.open_tab(plan.tabs["site"], timeout_ms=EVENT_MS)
         with pytest.raises(TargetAmbiguous):
             await session.perform(plan.step("delete"))
-        await session.check(deleted, tab="site", timeout_ms=5000)
+        await session.check(deleted, tab="site", timeout_ms=EVENT_MS)
 
 
 async def test_an_ambiguous_submit_is_refused_before_its_in_flight_record(

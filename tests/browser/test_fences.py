@@ -30,7 +30,7 @@ from northstar.plan.model import Plan
 from northstar.recipe.model import Check
 from northstar.results import IterationResult
 from northstar.run.runner import ProgramRunner
-from tests.browser.conftest import RunText, serialized
+from tests.browser.conftest import EVENT_MS, RunText, serialized
 from tests.conftest import make_plan
 
 pytestmark = pytest.mark.browser
@@ -190,17 +190,17 @@ async def refusal_of_new_page(
     """Run ``plan`` (then ``open_page`` on its tab); wait until the session closed the page
     that opened, and return the refusal as the run, or the next step, reports it."""
     async with host.session(plan) as session:
-        async with session.context.expect_page(timeout=5000) as opened:
+        async with session.context.expect_page(timeout=EVENT_MS) as opened:
             result = await ProgramRunner(host).run_iteration(plan, session=session)
             if open_page is not None:
                 await open_page(session.page("site"))
         new_page = await opened.value
         if not new_page.is_closed():  # the session closes it; fails here if it does not
-            await new_page.wait_for_event("close", timeout=5000)
+            await new_page.wait_for_event("close", timeout=EVENT_MS)
         if result.reason_code == "ORIGIN_BLOCKED":
             return result.reason or ""
         with pytest.raises(OriginBlocked) as refused:
-            await session.check(Check(url="**"), tab="site", timeout_ms=2000)
+            await session.check(Check(url="**"), tab="site", timeout_ms=EVENT_MS)
         return refused.value.message
 
 

@@ -23,7 +23,7 @@ from fixtures.site_server import FixtureSite
 from northstar.plan.model import Plan
 from northstar.results import IterationResult, IterationState
 from northstar.run.runner import ProgramRunner
-from tests.browser.conftest import FAIL_FAST_MS, LOADED, RunText, recipe
+from tests.browser.conftest import EVENT_MS, FAIL_FAST_MS, LOADED, RunText, recipe
 from tests.conftest import make_plan
 
 pytestmark = pytest.mark.browser
@@ -157,11 +157,11 @@ async def run_watching_pages(host: Any, plan: Plan) -> tuple[IterationResult, li
         result = await ProgramRunner(host).run_iteration(plan, session=session)
         roles = set(session.pages().values())
         if all(page in roles for page in pages):  # the popup's event may still be on its way
-            await session.context.wait_for_event("page", timeout=5000)  # the listener keeps it
+            await session.context.wait_for_event("page", timeout=EVENT_MS)  # the listener keeps it
         popups = [page for page in pages if page not in roles]
         for popup in popups:  # the session closes each undeclared popup; fails if it does not
             if not popup.is_closed():
-                await popup.wait_for_event("close", timeout=5000)
+                await popup.wait_for_event("close", timeout=EVENT_MS)
         return result, popups
 
 

@@ -15,7 +15,7 @@ import pytest
 
 from fixtures.site_server import FixtureSite
 from northstar.errors import TargetMissing
-from tests.browser.conftest import recipe
+from tests.browser.conftest import EVENT_MS, recipe
 from tests.conftest import make_plan
 
 pytestmark = pytest.mark.browser
@@ -42,7 +42,7 @@ async def _send(host: Any, site: FixtureSite, *scripts: str) -> tuple[list[str],
     plan = make_plan(recipe("/form", SEND), base_url=site.base_url)
     dispatched: list[str] = []
     async with host.session(plan) as session:
-        await session.open_tab(plan.tabs["site"], timeout_ms=5000)
+        await session.open_tab(plan.tabs["site"], timeout_ms=EVENT_MS)
         for script in scripts:
             await session.page("site").evaluate(script)
         try:

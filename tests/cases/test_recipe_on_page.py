@@ -19,6 +19,7 @@ from fixtures.other_origin import OtherOrigin
 from fixtures.site_server import FixtureSite
 from northstar.cases.shared_browser import LoopThread
 from northstar.composition import run_on_page
+from tests.browser.conftest import EVENT_MS
 
 RECIPE = """\
 name: browser-facts
@@ -81,8 +82,8 @@ async def test_origins_hold_on_the_given_page_and_the_gate_goes_after(
     assert (result.reason_code, result.failing_step) == ("ORIGIN_BLOCKED", "leave"), result.reason
     assert other.requests() == []
     # The refused document's error page commits on its own; then the test navigates freely.
-    await given_page.wait_for_url("chrome-error://**", timeout=5000)
-    await given_page.goto(site.base_url + away, timeout=5000)
+    await given_page.wait_for_url("chrome-error://**", timeout=EVENT_MS)
+    await given_page.goto(site.base_url + away, timeout=EVENT_MS)
     assert other.requests() == ["GET /landing"]
 
 
@@ -94,7 +95,7 @@ async def test_a_page_the_test_opens_after_the_recipe_stays_its_own(
     _, result = await run_on_page(given_page, tmp_path / "facts.yaml", {}, base_url=site.base_url)
     assert result.verified, result.reason
     own = await given_page.context.new_page()
-    await own.goto(f"{site.base_url}/form", timeout=5000)
+    await own.goto(f"{site.base_url}/form", timeout=EVENT_MS)
     assert await own.title()
     assert not own.is_closed()
 

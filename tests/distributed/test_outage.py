@@ -107,11 +107,11 @@ def test_a_postgres_restart_mid_batch_sends_every_post_exactly_once(
     pg.halt()  # every session ends, as in a restart for an upgrade or a failover
     marks = [len(worker.lines) for worker in workers]
     for worker in workers:
-        assert worker.wait_for("database_unreachable", 30), worker.lines
+        assert worker.wait_for("database_unreachable"), worker.lines
     site.release_held(save=True)  # the post is made while its worker cannot journal it
     pg.resume()
     for worker in workers:
-        assert worker.wait_for("database_reachable", 30), worker.lines
+        assert worker.wait_for("database_reachable"), worker.lines
     outage = [lines_since(worker, mark) for worker, mark in zip(workers, marks, strict=True)]
 
     final = settle(url, run_id, rows, tmp_path)
@@ -123,7 +123,7 @@ def test_a_postgres_restart_mid_batch_sends_every_post_exactly_once(
         assert not [line for line in lines if "Traceback" in line or "dbos:" in line], lines
     for worker in workers:  # both survived the outage: SIGTERM drains them
         assert worker.terminate(timeout=EXITED) == 0
-        assert worker.wait_for("worker stopped", 5)
+        assert worker.wait_for("worker stopped")
 
 
 def test_workers_stop_in_time_and_give_up_in_time_while_postgres_is_down(
@@ -152,12 +152,12 @@ def test_workers_stop_in_time_and_give_up_in_time_while_postgres_is_down(
 
     pg.halt()
     marks = {worker.name: len(worker.lines) for worker in (stopped, gives_up)}
-    assert stopped.wait_for("database_unreachable", 30), stopped.lines
+    assert stopped.wait_for("database_unreachable"), stopped.lines
     stopped.process.terminate()  # idle, its database down: it stops at once
     hung.process.terminate()  # its step never ends (a hung page): the deadline ends it
     assert exits(stopped) == 0, stopped.lines
     assert exits(hung) == 130, hung.lines  # stopped with an iteration left to recovery
-    assert hung.wait_for("not stopped within 3 s: exiting (130); 1 iteration(s) left", 5)
+    assert hung.wait_for("not stopped within 3 s: exiting (130); 1 iteration(s) left")
     assert exits(gives_up) == 75, gives_up.lines  # the database stayed away past its bound
     gives_up.wait_for("<end of output>", 1)
     codes = [m["code"] for line in gives_up.lines if (m := ERROR_LINE.match(line))]

@@ -117,7 +117,7 @@ def test_a_survivor_takes_over_a_dead_workers_dispatched_iteration_as_unknown(
     run_id, rows = queue_run(url, tmp_path, site, titles)
 
     dead, survivor = kill_the_paused_one(workers, "after_dispatch")
-    assert survivor.wait_for(f"took over 1 unfinished iteration(s) of {dead.name}", 30)
+    assert survivor.wait_for(f"took over 1 unfinished iteration(s) of {dead.name}")
     blocked = watch(url, run_id, tmp_path)
     assert blocked.summary.status == "blocked"
     two = next(v for v in blocked.iterations if v.number == 2)
@@ -145,7 +145,7 @@ def test_a_survivor_runs_again_a_dead_workers_iteration_that_sent_nothing(
     run_id, _ = queue_run(url, tmp_path, site, titles)
 
     dead, survivor = kill_the_paused_one(workers, "before_in_flight")
-    assert survivor.wait_for(f"took over 1 unfinished iteration(s) of {dead.name}", 30)
+    assert survivor.wait_for(f"took over 1 unfinished iteration(s) of {dead.name}")
     final = watch(url, run_id, tmp_path)
     assert final.summary.status == "verified"
     assert Counter(s["title"] for s in site.submissions()) == Counter(titles)

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from fixtures.site_server import FixtureSite
-from fixtures.worker_processes import Worker, northstar, write_rows
+from fixtures.worker_processes import EVENT_S, Worker, northstar, write_rows
 from northstar import readers
 from tests.conftest import RECIPES
 
@@ -41,7 +41,7 @@ def sent(detail: readers.RunDetail, event: str = "in_flight") -> Counter[int]:
     )
 
 
-def first_to_say(needle: str, among: list[Worker], timeout: float = 60) -> Worker:
+def first_to_say(needle: str, among: list[Worker], timeout: float = EVENT_S) -> Worker:
     """The worker that prints ``needle`` first (each is read in short turns)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -77,7 +77,7 @@ def test_two_workers_serve_a_queued_run_each_iteration_verified_once(
     assert proc.stderr.count(": verified") == 10  # progress, one line per iteration
     for worker in workers:  # SIGTERM: a worker with nothing in progress drains and exits 0
         assert worker.terminate() == 0
-        assert worker.wait_for("worker stopped", 5)
+        assert worker.wait_for("worker stopped")
 
 
 def test_a_worker_killed_after_dispatch_is_recovered_without_sending_again(

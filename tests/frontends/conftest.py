@@ -58,10 +58,14 @@ FRONT_ENDS = ("cli", "program", "mcp", "worker")
 
 @dataclass(frozen=True)
 class Act:
-    """One act on the flow's tab: ``goto`` (``value`` a URL), ``fill``, ``click``, ``upload``.
+    """One act on the flow's tab: ``goto`` (``value`` a URL), ``fill``, ``click``, ``press``
+    (``value`` a key), ``upload``, or ``verify`` (``value`` a URL glob the tab must reach).
 
     ``submit`` makes it a submission (at most once); ``expect`` are its own checks and
-    ``reconcile`` the read-only probe a recipe or program declares for it.
+    ``reconcile`` the read-only probe a recipe or program declares for it. ``options`` are
+    the recipe step's extra fields (``button: middle``), for the front ends that read
+    recipes. A ``value`` may hold ``{{ secret }}``: the flow's secret, however the front
+    end is given one.
     """
 
     action: str
@@ -70,14 +74,24 @@ class Act:
     submit: bool = False
     expect: tuple[Mapping[str, Any], ...] = ()
     reconcile: tuple[Mapping[str, Any], ...] = ()
+    options: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class Flow:
-    """A tab role ``site`` opened at ``start`` (a path on the fixture site), and its acts."""
+    """A tab role ``site`` opened at ``start`` (a path on the fixture site), and its acts.
+
+    ``secret``: the value of the flow's secret parameter ``secret`` (``-p`` for a recipe or
+    a program); an agent has none, it learns the value by typing it into a password field.
+    """
 
     start: str
     acts: tuple[Act, ...]
+    secret: str | None = None
+
+
+SECRET_SLOT = "{{ secret }}"
+VERIFY_TIMEOUT_MS = 400  # a check that is meant to fail: short, so its failure is quick
 
 
 @dataclass
@@ -155,8 +169,10 @@ def recipe_text(flow: Flow) -> str:
         step: dict[str, Any] = {"id": f"s{number}", "tab": "site"}
         if act.action == "goto":
             step["goto"] = act.value
+        elif act.action == "verify":
+            step |= {"timeout": VERIFY_TIMEOUT_MS, "verify_outcome": {"url": act.value}}
         else:
-            body: dict[str, Any] = {"target": dict(act.target or {})}
+            body: dict[str, Any] = {"target": dict(act.target or {}), **act.options}
             if act.action == "fill":
                 body["value"] = act.value
             if act.action == "upload":
@@ -166,12 +182,16 @@ def recipe_text(flow: Flow) -> str:
             step |= {"effect": "submit", "settle": 0}
             step |= {"expect": list(act.expect), "reconcile": list(act.reconcile)}
         steps.append(step)
-    recipe = {
-        "name": "front-end-case",
-        "tabs": {"site": {"start": "{{ base_url }}" + flow.start}},
-        "steps": steps,
-    }
+    recipe: dict[str, Any] = {"name": "front-end-case"}
+    if flow.secret is not None:
+        recipe["params"] = {"secret": {"type": "string", "secret": True, "required": True}}
+    recipe |= {"tabs": {"site": {"start": "{{ base_url }}" + flow.start}}, "steps": steps}
     return yaml.safe_dump(recipe, sort_keys=False)
+
+
+def secret_args(flow: Flow) -> tuple[str, ...]:
+    """The flow's secret as the CLI is given a parameter."""
+    return () if flow.secret is None else ("-p", f"secret={flow.secret}")
 
 
 class RecipeCli(FrontEnd):
@@ -196,7 +216,7 @@ class RecipeCli(FrontEnd):
     async def run_flow(self, flow: Flow) -> Said:
         said = Said("")
         run = ("run", str(self._recipe(flow)), "--base-url", self.site.base_url)
-        await self._cli(said, *run)
+        await self._cli(said, *run, *secret_args(flow))
         said.status = _status(self.journal, said.text)
         return said
 
@@ -229,13 +249,14 @@ def again(flow: Flow, start: str) -> Flow:
 
 def program_text(flow: Flow) -> str:
     """The flow as a program: one SDK call per act; a submission under one key."""
+    declared: dict[str, Any] = {"name": "front-end-case"}
+    if flow.secret is not None:
+        declared["params"] = {"secret": {"type": "string", "secret": True, "required": True}}
+    declared["tabs"] = {"site": {"start": "{{ base_url }}" + flow.start}}
     lines = [
         "from northstar.sdk import Session",
         "",
-        "PROGRAM = "
-        + repr(
-            {"name": "front-end-case", "tabs": {"site": {"start": "{{ base_url }}" + flow.start}}}
-        ),
+        "PROGRAM = " + repr(declared),
         "",
         "",
         "async def main(nx: Session) -> None:",
@@ -248,18 +269,31 @@ def program_text(flow: Flow) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _sdk_value(value: str | None) -> str:
+    """A Python expression for ``value``: the secret comes from the program's parameters."""
+    if value is None or SECRET_SLOT not in value:
+        return repr(value)
+    before, _, after = value.partition(SECRET_SLOT)
+    return f"{before!r} + nx.params['secret'] + {after!r}"
+
+
 def _sdk_call(act: Act) -> str:
     target = dict(act.target or {})
+    value = _sdk_value(act.value)
     options = ""
     if act.submit:  # one key: the second call is the same submission
         options = f", submit=True, key='case', expect={list(act.expect)!r}"
         options += f", reconcile={list(act.reconcile)!r}"
     if act.action == "goto":
-        return f"goto({act.value!r})"
+        return f"goto({value})"
+    if act.action == "verify":
+        return f"verify({{'url': {value}}})"
     if act.action == "fill":
-        return f"fill({target!r}, {act.value!r}{options})"
+        return f"fill({target!r}, {value}{options})"
+    if act.action == "press":
+        return f"press({value}, {target!r}{options})"
     if act.action == "upload":
-        return f"upload({target!r}, [{act.value!r}]{options})"
+        return f"upload({target!r}, [{value}]{options})"
     return f"{act.action}({target!r}{options})"
 
 
@@ -272,7 +306,7 @@ class ProgramRun(FrontEnd):
         path = self.folder / "case_program.py"
         path.write_text(text, encoding="utf-8")
         journal = self.folder / "journal.db"
-        args = ("run", str(path), "--base-url", self.site.base_url)
+        args = ("run", str(path), "--base-url", self.site.base_url, *self.extra_args)
         done = await northstar(*args, cwd=self.folder, journal=journal)
         said = Said(done.stdout + done.stderr, exit_codes=[done.returncode])
         said.status = _status(journal, said.text)
@@ -280,7 +314,10 @@ class ProgramRun(FrontEnd):
         said.text += "".join(log.read_text(errors="replace") for log in logs)
         return said
 
+    extra_args: tuple[str, ...] = ()
+
     async def run_flow(self, flow: Flow) -> Said:
+        self.extra_args = secret_args(flow)
         return await self._run(program_text(flow))
 
     async def submit_twice(self, flow: Flow) -> Said:
@@ -296,7 +333,7 @@ class AgentOverMcp(FrontEnd):
         recipes = self.folder / "recipes"
         recipes.mkdir(exist_ok=True)
         args = ["-c", ENTRY, "mcp", "--recipes", str(recipes)]
-        args += ["--journal", str(self.folder / "journal.db")]
+        args += ["--journal", str(self.folder / "journal.db"), "--files", str(self.folder)]
         keep = ("NORTHSTAR_BROWSER", "PLAYWRIGHT_BROWSERS_PATH")
         env = {name: os.environ[name] for name in keep if os.environ.get(name)}
         return StdioServerParameters(
@@ -327,9 +364,17 @@ class AgentOverMcp(FrontEnd):
                 session = {"session_id": ids["session_id"], "credential": ids["credential"]}
 
                 async def act(each: Act) -> None:
+                    value = each.value
+                    if value is not None and flow.secret is not None:  # the model typed it
+                        value = value.replace(SECRET_SLOT, flow.secret)
+                    if each.action == "verify":
+                        check = {**session, "tab": "site", "check": {"url": value}}
+                        check |= {"timeout_ms": VERIFY_TIMEOUT_MS}
+                        said.text += _answer_text(await client.call_tool("check", check))
+                        return
                     arguments = {**session, "tab": "site", "action": each.action}
                     arguments |= {"target": each.target} if each.target else {}
-                    arguments |= {"value": each.value} if each.value is not None else {}
+                    arguments |= {"value": value} if value is not None else {}
                     arguments |= {"submit": True} if each.submit else {}
                     said.text += _answer_text(await client.call_tool("act", arguments))
 
@@ -365,7 +410,8 @@ class QueuedWorker(FrontEnd):
     def _run_args(self, flow: Flow) -> list[str]:
         path = self.folder / "case.yaml"
         path.write_text(recipe_text(flow), encoding="utf-8")
-        return ["run", str(path), "--base-url", self.site.base_url, "--journal", self.journal]
+        run = ["run", str(path), "--base-url", self.site.base_url, "--journal", self.journal]
+        return run + list(secret_args(flow))
 
     async def _cli(self, said: Said, *args: str) -> None:
         done = await northstar(*args, cwd=self.folder, journal=self.journal)
@@ -373,7 +419,9 @@ class QueuedWorker(FrontEnd):
         said.exit_codes.append(done.returncode)
 
     async def run_flow(self, flow: Flow) -> Said:
-        await asyncio.to_thread(self._worker)
+        # A secret never goes through the queue: the worker is given it in its environment.
+        env = {} if flow.secret is None else {"NORTHSTAR_SECRET_SECRET": flow.secret}
+        await asyncio.to_thread(self._worker, **env)
         said = Said("")
         await self._cli(said, *self._run_args(flow), "--queue", "cases")
         said.text += "\n".join(line for w in self.workers for line in w.lines)

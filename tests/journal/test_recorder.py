@@ -64,6 +64,9 @@ class FakeSession:
     async def screenshot(self, tab: str) -> bytes | None:
         return None
 
+    def redacted(self, text: str) -> str:
+        return text
+
 
 @dataclass
 class FakeHost:

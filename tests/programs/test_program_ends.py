@@ -23,6 +23,7 @@ from northstar.composition import resolve_credential
 from northstar.errors import ProgramIterationNotVerified, RunBlocked
 from northstar.journal import Journal, SubmissionState
 from northstar.programs import ProgramBroker, load_program
+from northstar.programs.child_process import ChildRun
 from northstar.programs.recovery import reconcile_program, resume_program
 from northstar.run.execution import RunOutcome
 from northstar.run.failpoints import Failpoint, no_failpoint
@@ -222,12 +223,26 @@ async def test_a_silent_program_is_ended_at_its_time_limit_and_fails(
     assert journal.open_submissions(outcome.run_id, 1) == []
 
 
+def silent_once_posted(site: FixtureSite) -> Any:
+    """``ChildRun.silent_for`` on the test's clock: the program counts as silent for its
+    limit once the site has the post and no call is being done, however long the program
+    took to start and submit on a busy machine (a 1 s wall-clock limit could end it first)."""
+
+    async def silent_for(child: ChildRun, limit_s: float) -> None:
+        while child.busy or site.submission_count("post") == 0:
+            await child.activity.wait()
+            child.activity.clear()
+
+    return silent_for
+
+
 async def test_a_program_silent_with_a_submission_open_is_ended_and_unknown(
-    tmp_path: Path, host: Any, site: FixtureSite, journal: Journal
+    tmp_path: Path, host: Any, site: FixtureSite, journal: Journal, monkeypatch: Any
 ) -> None:
     body = "try:\n" + "\n".join("    " + line for line in _submit(NEVER).strip().splitlines())
     body += "\nexcept Exception:\n    pass\n" + HANG
     program = _program(tmp_path, body, timeout_s=1)
+    monkeypatch.setattr(ChildRun, "silent_for", silent_once_posted(site))
     outcome = await _broker(program, site, host, journal, "so").run()
     assert outcome.status == "blocked"
     [result] = outcome.results

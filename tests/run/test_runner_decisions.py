@@ -106,6 +106,9 @@ class FakeSession:
     async def screenshot(self, tab: str) -> bytes | None:
         return b"png:" + tab.encode() if tab in self.tabs else None
 
+    def redacted(self, text: str) -> str:
+        return text
+
 
 class FakeHost:
     """An in-memory ``BrowserHost`` handing out one ``FakeSession`` per iteration."""
