@@ -249,11 +249,17 @@ _V4 = (
     )""",
 )
 
+# v5: the values each iteration ran with (its row), secrets already replaced, as a JSON
+# object: ``show``, the report, ``--json`` and the CI results name the row. NULL for an
+# iteration written before this version, or by a front end that has no row (an agent).
+_V5 = ("ALTER TABLE iterations ADD COLUMN row_json TEXT",)
+
 MIGRATIONS: tuple[Migration, ...] = (
     _statements(*_V1),
     _statements(*_V2),
     _statements(*_V3),
     _statements(*_V4),
+    _statements(*_V5),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

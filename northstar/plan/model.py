@@ -75,6 +75,8 @@ class Plan:
     secrets: frozenset[str] = field(default=frozenset(), repr=False)
     files: tuple[tuple[str, str], ...] = ()
     param_values: Mapping[str, Any] = field(default_factory=dict, repr=False)
+    # The same values as text with each secret ``[redacted]``: what the journal keeps as the row.
+    row_values: Mapping[str, str] = field(default_factory=dict, repr=False)
     # The folders an upload may come from (``northstar.fences.allowed_upload``): the
     # recipe's, then those the user named; none for a session that named none.
     upload_roots: tuple[str, ...] = ()
