@@ -64,6 +64,8 @@ def ran(tmp_path_factory: pytest.TempPathFactory, site_server: FixtureSite) -> d
     summary = json.loads(proc.stdout)
     show = northstar("show", summary["run_id"], cwd=tmp)
     show_json = northstar("show", summary["run_id"], "--json", cwd=tmp)
+    report = northstar("report", summary["run_id"], "--out", "report.html", cwd=tmp)
+    assert report.returncode == 0, report.stderr
     return {
         "tmp": tmp,
         "proc": proc,
@@ -72,6 +74,7 @@ def ran(tmp_path_factory: pytest.TempPathFactory, site_server: FixtureSite) -> d
         "show_json": json.loads(show_json.stdout),
         "junit": (tmp / "out" / "junit.xml").read_text(encoding="utf-8"),
         "csv": (tmp / "out" / "results.csv").read_text(encoding="utf-8"),
+        "report": (tmp / "report.html").read_text(encoding="utf-8"),
     }
 
 
@@ -119,7 +122,9 @@ def test_the_results_csv_has_each_rows_values_verdict_and_outputs_and_no_secret(
     assert int(table[0]["duration_ms"]) > 0
 
 
-def test_show_and_json_name_the_row_and_nothing_holds_the_secret(ran: dict[str, object]) -> None:
+def test_show_json_and_the_report_name_the_row_and_nothing_holds_the_secret(
+    ran: dict[str, object],
+) -> None:
     assert "row: name=Cy, title=Nowhere to be found, token=[redacted]" in str(ran["show"])
     shown = ran["show_json"]
     assert isinstance(shown, dict)
@@ -132,7 +137,10 @@ def test_show_and_json_name_the_row_and_nothing_holds_the_secret(ran: dict[str, 
     assert isinstance(summary, dict)
     assert summary["iterations"][0]["row"]["name"] == "Ann"
     proc = ran["proc"]
-    everything = [ran["junit"], ran["csv"], ran["show"], json.dumps(shown), proc.stdout]  # type: ignore[attr-defined]
+    assert "<b>name</b> Cy<" in str(ran["report"])  # the report names the row too
+    assert "<b>token</b> [redacted]<" in str(ran["report"])
+    everything = [ran["junit"], ran["csv"], ran["show"], json.dumps(shown), ran["report"]]
+    everything.append(proc.stdout)  # type: ignore[attr-defined]
     everything.append(proc.stderr)  # type: ignore[attr-defined]
     assert not [text for text in everything if TOKEN in str(text)]
 
