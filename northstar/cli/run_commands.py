@@ -14,7 +14,12 @@ from northstar._early_start import run_on_loop
 from northstar._stop_requests import catch_stop_signals, on_stop_request
 from northstar.browser.settings import BrowserSettings
 from northstar.cli._ci_results import check_ci_targets, ci_result_options, write_ci_results
-from northstar.cli._debug_options import debug_options, debug_settings, replay_inputs
+from northstar.cli._debug_options import (
+    check_break_at,
+    debug_options,
+    debug_settings,
+    replay_inputs,
+)
 from northstar.cli._inputs import browser_options, build_request, input_options
 from northstar.cli._options import journal_option
 from northstar.cli._output import EXIT_CODES, expected_errors, notice, report_ending, report_error
@@ -125,6 +130,7 @@ def run(**options: Any) -> None:
             build_request(options, load=program_compiled) if program else build_request(options)
         )
         check_ci_targets(options)
+        check_break_at(options, (step.id for step in request.compiled.recipe.steps))
         if options.get("queue"):  # many workers: the distributed front end takes it from here
             if program:
                 raise UsageInvalid(

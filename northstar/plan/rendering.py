@@ -67,6 +67,7 @@ def render_plan(
         secrets=secrets,
         files=files,
         param_values=MappingProxyType(dict(values)),
+        recipe_file=compiled.source,
         row_values=MappingProxyType(row_values(recipe.params, values)),
         upload_roots=roots,
     )
@@ -218,6 +219,7 @@ def _bind_step(
         retry=step.retry or recipe.retry or RetryPolicy(),
         opens_tab=opens,
         input_fingerprint=input_fingerprint(recipe, rendered, scope) if step.effect else "",
+        line=compiled.step_lines[index] if compiled.step_lines else None,
     )
 
 

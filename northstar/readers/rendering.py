@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 
+from northstar.browser.settings import show_trace_command
 from northstar.readers.artifacts import ArtifactFiles
 from northstar.readers.liveness import INTERRUPTED
 from northstar.readers.views import IterationView, RunDetail, RunSummary, StepView
@@ -81,7 +82,7 @@ def file_lines(artifacts: Path | ArtifactFiles, number: int) -> list[str]:
     files = listing.of(number)
     lines = [f"    screenshot: {path}" for path in files.screenshots]
     if files.trace is not None:
-        lines.append(f"    trace: {files.trace}  (playwright show-trace {files.trace})")
+        lines.append(f"    trace: {files.trace}  ({show_trace_command(files.trace)})")
     return lines
 
 

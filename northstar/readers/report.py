@@ -31,6 +31,7 @@ from urllib.parse import quote
 
 import jinja2
 
+from northstar.browser.settings import show_trace_command
 from northstar.readers import IterationView, RunDetail, RunEvent
 from northstar.readers.artifacts import ArtifactFiles
 from northstar.results import ACTED_ON
@@ -295,12 +296,7 @@ def _trace(files: _Files, number: int) -> dict[str, str] | None:
     trace = files.listing.of(number).trace
     if trace is None:
         return None
-    return {"href": files.href(trace), "name": trace.name, "command": _trace_command(trace)}
-
-
-def _trace_command(trace: Path) -> str:
-    """The command that opens a trace; the same words as ``show`` prints."""
-    return f"playwright show-trace {trace}"
+    return {"href": files.href(trace), "name": trace.name, "command": show_trace_command(trace)}
 
 
 def _of_iteration(events: Iterable[RunEvent], number: int) -> list[RunEvent]:

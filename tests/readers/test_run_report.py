@@ -6,6 +6,7 @@ import re
 from dataclasses import replace
 from pathlib import Path
 
+from northstar.browser.settings import show_trace_command
 from northstar.journal import Journal
 from northstar.journal.paths import run_artifacts_dir
 from northstar.readers import IterationView, RunDetail, RunEvent, RunSummary, StepView
@@ -164,7 +165,7 @@ def test_screenshots_link_to_the_full_file_and_the_trace_has_its_command(tmp_pat
     assert '<a href="../runs/r-1/iteration-0002-failure-site.png" target="_blank"' in page
     assert '<a href="../runs/r-1/iteration-0002-trace.zip">iteration-0002-trace.zip</a>' in page
     trace = (artifacts / "iteration-0002-trace.zip").resolve()
-    assert f"<code>playwright show-trace {trace}</code>" in page
+    assert f"<code>{show_trace_command(trace)}</code>" in page
     beside = render_report(detail(), artifacts)  # the default place: the artifacts folder
     assert '<a href="iteration-0002-failure-site.png"' in beside
 
