@@ -90,7 +90,12 @@ def to_terminal(text: str) -> None:
 
 async def inspector_pause(page: Page, point: PausePoint) -> None:
     """Wait in Playwright's Inspector until the person presses Resume (headed browsers)."""
-    log.warning("paused", at=point.describe(), resume="press Resume in the Playwright Inspector")
+    log.warning(
+        "paused",
+        at=point.describe(),
+        recipe=point.source or None,  # the recipe's line: the Inspector shows our Python
+        resume="press Resume in the Playwright Inspector",
+    )
     await page.pause()
 
 
