@@ -57,10 +57,6 @@ class DebugSettings:
         """Whether a person is expected at the keyboard (so the browser should be headed)."""
         return self.step or self.pause_on_failure or bool(self.break_at)
 
-    def pauses_before(self, step_id: str) -> bool:
-        """``--step`` pauses before every step, ``--break-at`` before the steps it names."""
-        return self.step or step_id in self.break_at
-
     @property
     def active(self) -> bool:
         return self.pauses or self.trace != "off"
