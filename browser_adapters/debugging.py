@@ -3,24 +3,29 @@
 Each is an ``IterationHooks`` (see ``northstar.browser.hooks``) that the host builds
 from its options for a run, or a test builds directly:
 
-- ``PauseHooks`` pause before each step (``--step``) and/or at a failure
-  (``--pause-on-failure``). The pause itself is injected: by default
-  ``inspector_pause`` (``page.pause()``: Playwright's Inspector, headed only); a test
-  passes a function that records the call and returns, which resumes the run.
+- ``PauseHooks`` pause before each step (``--step``), before the steps named by
+  ``--break-at``, and/or at a failure (``--pause-on-failure``). Before a step they first
+  show it on the terminal (id, kind, what it acts on, the recipe file and line), since
+  the Inspector shows Northstar's Python, not the recipe. The pause itself is injected:
+  by default ``inspector_pause`` (``page.pause()``: Playwright's Inspector, headed only);
+  a test passes a function that records the call and returns, which resumes the run.
 - ``TraceHooks`` record a Playwright trace per iteration (``iteration-NNNN-trace.zip``,
-  opened with ``playwright show-trace``); ``retain-on-failure`` keeps only those of
-  iterations that were not verified. A trace holds what was typed, secret values too.
+  opened with ``playwright show-trace``), each recipe step a group of actions
+  (``tracing.group``) that points at the step's line in the recipe;
+  ``retain-on-failure`` keeps only those of iterations that were not verified. A trace
+  holds what was typed, secret values too.
 - ``ScreenshotHooks`` save PNGs of every open tab role at a failure, or also at the end
   of a verified iteration (pytest-playwright's ``--screenshot`` modes).
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager, suppress
 from dataclasses import replace
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypedDict
 
 import structlog
 from playwright.async_api import Error as PlaywrightError
@@ -35,6 +40,8 @@ from northstar.browser.settings import (
     PausePoint,
     TraceMode,
     pause_tab,
+    show_trace_command,
+    step_pause_point,
     trace_file_name,
     trace_kept,
 )
@@ -55,6 +62,17 @@ __all__ = [
 log = structlog.get_logger("northstar.debugging")
 
 Pause = Callable[[Page, PausePoint], Awaitable[None]]
+Show = Callable[[str], None]  # where a person reads what a pause is about
+
+
+class Location(TypedDict, total=False):
+    """Where a trace group points (the shape of Playwright's own, which it does not export)."""
+
+    file: str
+    line: int | None
+    column: int | None
+
+
 ScreenshotMode = Literal["off", "on", "only-on-failure"]
 
 
@@ -64,9 +82,20 @@ def _playwright(session: BrowserSession) -> PlaywrightSession:
     return session
 
 
+def to_terminal(text: str) -> None:
+    """Write ``text`` to stderr at once: the person at the terminal reads it before the pause."""
+    sys.stderr.write(text + "\n")
+    sys.stderr.flush()
+
+
 async def inspector_pause(page: Page, point: PausePoint) -> None:
     """Wait in Playwright's Inspector until the person presses Resume (headed browsers)."""
-    log.warning("paused", at=point.describe(), resume="press Resume in the Playwright Inspector")
+    log.warning(
+        "paused",
+        at=point.describe(),
+        recipe=point.source or None,  # the recipe's line: the Inspector shows our Python
+        resume="press Resume in the Playwright Inspector",
+    )
     await page.pause()
 
 
@@ -74,15 +103,25 @@ class PauseHooks(NoHooks):
     """Pause before each step and/or at the failing step, on that step's tab."""
 
     def __init__(
-        self, *, step: bool = False, on_failure: bool = False, pause: Pause = inspector_pause
+        self,
+        *,
+        step: bool = False,
+        on_failure: bool = False,
+        break_at: tuple[str, ...] = (),
+        pause: Pause = inspector_pause,
+        show: Show = to_terminal,
     ) -> None:
         self.step = step
         self.on_failure = on_failure
+        self.break_at = break_at
         self.pause = pause
+        self.show = show
 
     async def before_step(self, session: BrowserSession, plan: Plan, step: BoundStep) -> None:
-        if self.step:
-            await self._pause_on(session, PausePoint("step", plan.iteration, step.id, step.tab))
+        if self.step or step.id in self.break_at:
+            point = step_pause_point(plan, step)
+            self.show(point.banner())
+            await self._pause_on(session, point)
 
     async def at_failure(self, session: BrowserSession, plan: Plan, failed: StepResult) -> None:
         if not self.on_failure:
@@ -114,12 +153,41 @@ class TraceHooks(NoHooks):
         title = f"{plan.recipe_name} iteration {plan.iteration}"
         start = tracing.start(screenshots=True, snapshots=True, title=title)
         await adapter.watch.call(start, what="start a trace")
+        self._grouped = False
+        adapter.trace_internal_reads = True
         failed = True
         try:
             yield
             failed = False
         finally:
+            adapter.trace_internal_reads = False
+            with suppress(PlaywrightError, NorthstarError):  # a browser that went away
+                await self._end_group(adapter)
             await self._stop(adapter.watch, tracing, plan, failed=failed)
+
+    async def before_step(self, session: BrowserSession, plan: Plan, step: BoundStep) -> None:
+        """Open the step's group: the trace viewer lists the recipe's steps, not our calls."""
+        adapter = _playwright(session)
+        await self._end_group(adapter)
+        name = f"{step.id} ({step.kind})"
+        location = trace_location(plan, step)
+        await adapter.watch.call(
+            adapter.context.tracing.group(name, location=location), what="group a trace"
+        )
+        self._grouped = True
+
+    async def after_step(
+        self, session: BrowserSession, plan: Plan, step: BoundStep, result: StepResult
+    ) -> None:
+        await self._end_group(_playwright(session))
+
+    async def at_failure(self, session: BrowserSession, plan: Plan, failed: StepResult) -> None:
+        await self._end_group(_playwright(session))
+
+    async def _end_group(self, adapter: PlaywrightSession) -> None:
+        if self._grouped:
+            self._grouped = False
+            await adapter.watch.call(adapter.context.tracing.group_end(), what="group a trace")
 
     async def _stop(
         self, watch: BrowserWatch, tracing: Tracing, plan: Plan, *, failed: bool
@@ -132,7 +200,17 @@ class TraceHooks(NoHooks):
             self.folder.mkdir(parents=True, exist_ok=True)
             path = self.folder / trace_file_name(plan.iteration)
             await watch.call(tracing.stop(path=path), what="save a trace")
-            log.info("trace_saved", path=str(path), show=f"playwright show-trace {path}")
+            log.info("trace_saved", path=str(path), show=show_trace_command(path))
+
+
+def trace_location(plan: Plan, step: BoundStep) -> Location | None:
+    """The recipe file and line a step group points at (``None`` for a recipe from text)."""
+    if not plan.recipe_file or plan.recipe_file.startswith("<"):
+        return None
+    location: Location = {"file": str(Path(plan.recipe_file).resolve())}
+    if step.line:
+        location["line"] = step.line
+    return location
 
 
 class ScreenshotHooks(NoHooks):

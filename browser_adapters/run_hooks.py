@@ -38,7 +38,8 @@ def run_hooks(
     replaying: bool = False,
     pause: Pause | None = None,
 ) -> IterationHooks | None:
-    """Hooks for ``--trace``, ``--step``/``--pause-on-failure`` and replay; ``None`` if none."""
+    """Hooks for ``--trace``, the pauses (``--step``, ``--break-at``, ``--pause-on-failure``)
+    and replay; ``None`` if none."""
     hooks: list[IterationHooks] = []
     if debug.trace != "off":
         hooks.append(TraceHooks(debug.trace, artifacts))
@@ -49,6 +50,7 @@ def run_hooks(
             PauseHooks(
                 step=debug.step,
                 on_failure=debug.pause_on_failure,
+                break_at=debug.break_at,
                 pause=pause or inspector_pause,
             )
         )

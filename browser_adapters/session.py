@@ -30,8 +30,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Collection, Coroutine, Mapping
-from contextlib import suppress
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Coroutine, Mapping
+from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urljoin
@@ -177,6 +177,9 @@ class PlaywrightSession:
         self._closed: set[str] = set()
         self._blocked: dict[str, Refusal] = {}  # by role, until a step reports it
         self._snapshots: dict[str, str] = {}  # role -> snapshot id of its latest observation
+        # Set while a trace records: Northstar's own reads of a page go in one folded group,
+        # so the trace viewer shows the recipe's actions, not the reads around them.
+        self.trace_internal_reads = False
         self._undeclared: list[tuple[str, Refusal]] = []  # (opener role, what it asked for)
         self._notices: list[Evidence] = []  # undeclared popups closed inside the origins
         self._awaited: _AwaitedPopup | None = None
@@ -686,9 +689,13 @@ class PlaywrightSession:
 
         self._snapshots.pop(tab, None)  # from here on the page's snapshot is the new one
         page = self._readable(tab)
-        observation = await capture_observation(
-            page, role=tab, secret_values=self._secrets, seen_passwords=self._remember_passwords
-        )
+        async with self._internal_reads():
+            observation = await capture_observation(
+                page,
+                role=tab,
+                secret_values=self._secrets,
+                seen_passwords=self._remember_passwords,
+            )
         self._refuse_shown(tab, page)  # the tab went to such a page while it was read
         self._snapshots[tab] = observation.snapshot_id
         return observation
@@ -703,6 +710,18 @@ class PlaywrightSession:
 
     def redacted(self, text: str) -> str:
         return redact(text, self._secrets)
+
+    @asynccontextmanager
+    async def _internal_reads(self) -> AsyncIterator[None]:
+        if not self.trace_internal_reads:
+            yield
+            return
+        await self._context.tracing.group("Northstar: read the page")
+        try:
+            yield
+        finally:
+            with suppress(PlaywrightError):  # the browser went away: no trace to tidy
+                await self._context.tracing.group_end()
 
     @property
     def context(self) -> BrowserContext:

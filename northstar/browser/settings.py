@@ -21,6 +21,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from northstar.errors import UsageInvalid
+from northstar.plan.model import BoundStep, Plan
+from northstar.recipe.model import Step
+from northstar.redaction import redact
 
 __all__ = [
     "TRACE_MODES",
@@ -30,6 +33,8 @@ __all__ = [
     "PausePoint",
     "TraceMode",
     "pause_tab",
+    "show_trace_command",
+    "step_pause_point",
     "trace_file_name",
     "trace_kept",
 ]
@@ -45,11 +50,12 @@ class DebugSettings:
     step: bool = False  # pause before each step
     pause_on_failure: bool = False  # pause at the failing step, pages still open
     trace: TraceMode = "off"
+    break_at: tuple[str, ...] = ()  # pause before these steps (their recipe ids) only
 
     @property
     def pauses(self) -> bool:
         """Whether a person is expected at the keyboard (so the browser should be headed)."""
-        return self.step or self.pause_on_failure
+        return self.step or self.pause_on_failure or bool(self.break_at)
 
     @property
     def active(self) -> bool:
@@ -65,12 +71,26 @@ class PausePoint:
     step_id: str
     tab: str
     message: str = ""  # the failure's code and message, already free of secret values
+    kind: str = ""  # the step's kind (``click``...), for a pause before it
+    subject: str = ""  # what it acts on or checks, in words (no typed values)
+    source: str = ""  # ``recipes/x.yaml:23``: where the step is written
 
     def describe(self) -> str:
         where = f"iteration {self.iteration}, step {self.step_id!r} (tab {self.tab!r})"
         if self.reason == "step":
             return f"paused before {where}"
         return f"paused at the failure of {where}: {self.message}"
+
+    def banner(self) -> str:
+        """The lines a person at the terminal reads before the step runs: what, where."""
+        what = " ".join(part for part in (self.kind, self.subject) if part)
+        lines = [
+            f"paused before step {self.step_id} (iteration {self.iteration}, tab {self.tab})",
+            f"  {what}" if what else "",
+            f"  at {self.source}" if self.source else "",
+            "  resume: press Resume in the Playwright Inspector",
+        ]
+        return "\n".join(line for line in lines if line)
 
 
 def pause_tab(preferred: str, open_tabs: Iterable[str]) -> str | None:
@@ -89,6 +109,16 @@ def trace_kept(mode: TraceMode, *, failed: bool) -> bool:
 def trace_file_name(iteration: int) -> str:
     """Beside the run's other artifacts: ``iteration-0003-trace.zip``."""
     return f"iteration-{iteration:04d}-trace.zip"
+
+
+def show_trace_command(path: object) -> str:
+    """The command that opens a saved trace, and works with the distribution's Chromium.
+
+    Plain ``playwright show-trace FILE`` opens the viewer in Playwright's own browser
+    build, which a machine with only the distribution's Chromium lacks; with ``--host``
+    and ``--port`` the viewer is served on loopback and prints its URL for any browser.
+    """
+    return f"playwright show-trace --host 127.0.0.1 --port 0 {path}"
 
 
 PauseFunction = Callable[[Any, PausePoint], Awaitable[None]]
@@ -134,3 +164,28 @@ class BrowserSettings:
     def remote(self) -> str | None:
         """The remote browser's address, if the browser is not ours to launch (and kill)."""
         return self.cdp_url or self.ws_endpoint
+
+
+def step_pause_point(plan: Plan, step: BoundStep) -> PausePoint:
+    """The pause before ``step``, with its kind, subject and recipe line; secrets redacted."""
+    source = plan.recipe_file + (f":{step.line}" if step.line else "")
+    return PausePoint(
+        "step",
+        plan.iteration,
+        step.id,
+        step.tab,
+        kind=step.kind,
+        subject=redact(step_subject(step.step), plan.secrets),
+        source=source if plan.recipe_file else "",
+    )
+
+
+def step_subject(step: Step) -> str:
+    """What a step acts on or checks, in words: a target, a URL, a check; never a value."""
+    body = getattr(step, step.kind)
+    if isinstance(body, str):
+        return body  # goto's URL
+    if step.action_target is not None:
+        return step.action_target.describe()
+    describe = getattr(body, "describe", None)
+    return str(describe()) if callable(describe) else ""

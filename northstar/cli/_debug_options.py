@@ -1,15 +1,17 @@
 """``run``'s options for watching a recipe and for replaying a recorded case.
 
-``--step`` and ``--pause-on-failure`` wait for a person in Playwright's Inspector, so
-they imply ``--headed``. ``--trace`` writes ``iteration-NNNN-trace.zip`` beside the
-run's outputs. ``--replay DIR`` answers every request from the case's recording and uses
+``--step``, ``--break-at STEP`` and ``--pause-on-failure`` wait for a person in
+Playwright's Inspector, so they imply ``--headed``; before a step the terminal shows which
+recipe step it is (id, kind, target, file and line). ``--trace`` writes
+``iteration-NNNN-trace.zip`` beside the run's outputs, each recipe step a group in it.
+``--replay DIR`` answers every request from the case's recording and uses
 its base URL and parameters (``-p`` wins; a secret comes from ``-p`` or
 ``NORTHSTAR_SECRET_NAME``), so it needs no network and no server.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
@@ -22,7 +24,7 @@ from northstar.cli._inputs import parse_param_pairs
 from northstar.composition import load_compiled
 from northstar.errors import UsageInvalid
 
-__all__ = ["debug_options", "debug_settings", "replay_inputs"]
+__all__ = ["check_break_at", "debug_options", "debug_settings", "replay_inputs"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -32,7 +34,17 @@ def debug_options(command: F) -> F:
     for option in reversed(
         [
             click.option(
-                "--step", is_flag=True, help="Pause before each step (headed; Inspector)."
+                "--step",
+                is_flag=True,
+                help="Show each recipe step (id, target, file:line) and pause before it "
+                "(headed; Inspector).",
+            ),
+            click.option(
+                "--break-at",
+                "break_at",
+                multiple=True,
+                metavar="STEP",
+                help="Pause before the step with this id only (repeatable; headed; Inspector).",
             ),
             click.option(
                 "--pause-on-failure",
@@ -62,7 +74,19 @@ def debug_settings(options: Mapping[str, Any]) -> DebugSettings:
         step=bool(options.get("step")),
         pause_on_failure=bool(options.get("pause_on_failure")),
         trace=options.get("trace") or "off",
+        break_at=tuple(options.get("break_at") or ()),
     )
+
+
+def check_break_at(options: Mapping[str, Any], step_ids: Iterable[str]) -> None:
+    """``USAGE_INVALID`` for a ``--break-at`` that names no step: it would never pause."""
+    known = list(step_ids)
+    for wanted in options.get("break_at") or ():
+        if wanted not in known:
+            raise UsageInvalid(
+                f"--break-at {wanted}: the recipe has no step with that id",
+                fix=f"Name one of its steps: {', '.join(known)}.",
+            )
 
 
 @contextmanager

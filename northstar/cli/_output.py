@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from os import PathLike
 from typing import TYPE_CHECKING, Any
@@ -34,6 +34,7 @@ from northstar.errors import NorthstarError, error_line, fix_text, printable
 from northstar.logs import json_logging
 from northstar.readers.ending_text import ending_lines
 from northstar.readers.endings import ENDINGS, RunEnding, ending_for, ending_for_error, read_ending
+from northstar.readers.queries import iteration_rows
 from northstar.results import IterationResult, StepResult, StepStatus
 
 if TYPE_CHECKING:  # the run machinery loads after `northstar run` has started its driver
@@ -122,11 +123,20 @@ def print_result(result: IterationResult, *, echo: Callable[[str], None]) -> Non
     )
 
 
-def outcome_to_dict(outcome: RunOutcome, ending: RunEnding) -> dict[str, Any]:
-    """``--json``: the ending (the journal's counts and reason), then this process's results."""
+def outcome_to_dict(
+    outcome: RunOutcome, ending: RunEnding, rows: Mapping[int, Mapping[str, str]] | None = None
+) -> dict[str, Any]:
+    """``--json``: the ending (the journal's counts and reason), then this process's results.
+
+    Each iteration names its ``row``: the values it ran with as the journal keeps them
+    (secrets redacted), ``None`` where the journal has none.
+    """
+    rows = rows or {}
     return ending.to_dict() | {
         "outputs": [{"iteration": i, "name": k, "value": v} for i, k, v in outcome.summary.outputs],
-        "iterations": [result.to_dict() for result in outcome.results],
+        "iterations": [
+            result.to_dict() | {"row": rows.get(result.iteration)} for result in outcome.results
+        ],
         "error": _error_dict(outcome.error, outcome.run_id),
         "artifacts": str(outcome.artifacts) if outcome.artifacts else None,
     }
@@ -152,7 +162,8 @@ def report_ending(
     """
     ending = read_ending(journal, outcome.run_id)
     if as_json:
-        echo(json.dumps(outcome_to_dict(outcome, ending), indent=2, default=str))
+        rows = iteration_rows(journal, outcome.run_id)
+        echo(json.dumps(outcome_to_dict(outcome, ending, rows), indent=2, default=str))
     else:
         if ending.total == 1 and len(outcome.results) == 1:
             print_result(outcome.results[0], echo=echo)

@@ -13,7 +13,13 @@ import click
 from northstar._early_start import run_on_loop
 from northstar._stop_requests import catch_stop_signals, on_stop_request
 from northstar.browser.settings import BrowserSettings
-from northstar.cli._debug_options import debug_options, debug_settings, replay_inputs
+from northstar.cli._ci_results import check_ci_targets, ci_result_options, write_ci_results
+from northstar.cli._debug_options import (
+    check_break_at,
+    debug_options,
+    debug_settings,
+    replay_inputs,
+)
 from northstar.cli._inputs import browser_options, build_request, input_options
 from northstar.cli._options import journal_option
 from northstar.cli._output import EXIT_CODES, expected_errors, notice, report_ending, report_error
@@ -28,8 +34,9 @@ from northstar.plan.compiler import CompiledRecipe
 from northstar.programs import is_program, program_compiled, run_program
 from northstar.programs.running import refuse_unsupported
 from northstar.programs.verdict import model_calls_line
+from northstar.recipe.params import row_values
 from northstar.results import IterationResult
-from northstar.run.execution import RunOutcome, StopSignal
+from northstar.run.execution import RunOutcome, RunRequest, StopSignal
 
 __all__ = ["browser_settings", "run", "run_with_signals", "validate"]
 
@@ -120,6 +127,7 @@ async def run_with_signals(
 @click.option("--project", default="default", show_default=True, help="Project the run binds.")
 @browser_options
 @debug_options
+@ci_result_options
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON summary at the end.")
 def run(**options: Any) -> None:
     """Run RECIPE (once, N times, or once per row) and verify every iteration."""
@@ -130,6 +138,8 @@ def run(**options: Any) -> None:
         request = (
             build_request(options, load=program_compiled) if program else build_request(options)
         )
+        check_ci_targets(options)
+        check_break_at(options, (step.id for step in request.compiled.recipe.steps))
         if options.get("queue"):  # many workers: the distributed front end takes it from here
             if program:
                 raise UsageInvalid(
@@ -165,7 +175,14 @@ def run(**options: Any) -> None:
         if program and not options["as_json"]:
             click.echo(model_calls_line([result.model_calls for result in outcome.results]))
         journal = resolve_journal(options["journal"])
+        write_ci_results(journal, outcome.run_id, options, planned_rows(request))
         sys.exit(report_ending(outcome, journal, as_json=options["as_json"], echo=click.echo))
+
+
+def planned_rows(request: RunRequest) -> Callable[[int], dict[str, str] | None]:
+    """Iteration ``n``'s values as the results files show them (each secret redacted)."""
+    specs = request.compiled.recipe.params
+    return lambda number: row_values(specs, request.row_for(number))
 
 
 @click.command()

@@ -266,12 +266,18 @@ _V5 = (
     )""",
 )
 
+# v6: the values each iteration ran with (its row), secrets already replaced, as a JSON
+# object: ``show``, the report, ``--json`` and the CI results name the row. NULL for an
+# iteration written before this version, or by a front end that has no row (an agent).
+_V6 = ("ALTER TABLE iterations ADD COLUMN row_json TEXT",)
+
 MIGRATIONS: tuple[Migration, ...] = (
     _statements(*_V1),
     _statements(*_V2),
     _statements(*_V3),
     _statements(*_V4),
     _statements(*_V5),
+    _statements(*_V6),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

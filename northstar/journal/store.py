@@ -283,9 +283,20 @@ class Journal:
     # Iterations
 
     def start_iteration(
-        self, run_id: str, number: int, *, params_fingerprint: str, lane: int | None = None
+        self,
+        run_id: str,
+        number: int,
+        *,
+        params_fingerprint: str,
+        lane: int | None = None,
+        row: Mapping[str, str] | None = None,
     ) -> None:
-        """Mark iteration ``number`` running, claimed by this process (pid, host)."""
+        """Mark iteration ``number`` running, claimed by this process (pid, host).
+
+        ``row`` is the values it runs with, secrets already ``[redacted]`` by the caller
+        (``Plan.row_values``), kept so readers can name the row.
+        """
+        row_json = None if row is None else json.dumps(dict(row), ensure_ascii=False)
         pid, host = worker_identity()
         now = self._db.stamp()
         with self._db.transaction("start the iteration", run_id=run_id, iteration=number):
@@ -298,11 +309,11 @@ class Journal:
             self._refuse_restart(run_id, number)
             self._db.conn.execute(
                 "INSERT INTO iterations (run_id, number, state, lane, params_fingerprint, "
-                "started_at) VALUES (?, ?, 'running', ?, ?, ?) "
+                "started_at, row_json) VALUES (?, ?, 'running', ?, ?, ?, ?) "
                 "ON CONFLICT (run_id, number) DO UPDATE SET state = 'running', "
                 "lane = excluded.lane, params_fingerprint = excluded.params_fingerprint, "
-                "started_at = excluded.started_at",
-                (run_id, number, lane, params_fingerprint, now),
+                "started_at = excluded.started_at, row_json = excluded.row_json",
+                (run_id, number, lane, params_fingerprint, now, row_json),
             )
 
     def finish_iteration(

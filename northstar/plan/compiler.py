@@ -66,7 +66,19 @@ def prepare(
         names = check_templates(recipe, source)
     except RecipeInvalid as exc:
         raise placed(exc, positions or {}) from None
-    return CompiledRecipe(recipe, recipe_hash(recipe), source, "base_url" in names)
+    return CompiledRecipe(
+        recipe,
+        recipe_hash(recipe),
+        source,
+        "base_url" in names,
+        step_lines=_step_lines(len(recipe.steps), positions or {}),
+    )
+
+
+def _step_lines(count: int, positions: Positions) -> tuple[int, ...]:
+    """The line of each of ``count`` steps, or none at all if any is unknown."""
+    lines = [positions.get(f"steps[{i}]", (0, 0))[0] for i in range(count)]
+    return tuple(lines) if all(lines) else ()
 
 
 def with_default_timeout(compiled: CompiledRecipe, timeout_ms: int | None) -> CompiledRecipe:

@@ -36,6 +36,7 @@ class BoundStep:
     retry: RetryPolicy  # resolved when the plan is rendered: step, recipe, then the default
     opens_tab: str | None = None
     input_fingerprint: str = ""
+    line: int | None = None  # where the step starts in the recipe file, when known
 
     @property
     def id(self) -> str:
@@ -75,6 +76,9 @@ class Plan:
     secrets: frozenset[str] = field(default=frozenset(), repr=False)
     files: tuple[tuple[str, str], ...] = ()
     param_values: Mapping[str, Any] = field(default_factory=dict, repr=False)
+    recipe_file: str = ""  # the recipe's path as given (``<recipe>`` for text), for people
+    # The same values as text with each secret ``[redacted]``: what the journal keeps as the row.
+    row_values: Mapping[str, str] = field(default_factory=dict, repr=False)
     # The folders an upload may come from (``northstar.fences.allowed_upload``): the
     # recipe's, then those the user named; none for a session that named none.
     upload_roots: tuple[str, ...] = ()
@@ -93,3 +97,6 @@ class CompiledRecipe:
     uses_base_url: bool
     # Folders the user named (``--files-dir``) that its files may come from, besides its own.
     files_dirs: tuple[str, ...] = ()
+    # The line in ``source`` where each step starts (``--step`` shows it, a trace's step
+    # groups point at it); empty for a recipe that came from text with no positions.
+    step_lines: tuple[int, ...] = ()

@@ -21,7 +21,7 @@ from northstar.plan.digests import definition_hash, input_fingerprint, selected_
 from northstar.plan.model import BoundStep, BoundTab, CompiledRecipe, Plan
 from northstar.recipe.checks import NOT_TEMPLATED, REGEX_FIELDS
 from northstar.recipe.model import Recipe, ReconcileProbe, RetryPolicy, Step, TabRole
-from northstar.recipe.params import existing_file, params_fingerprint
+from northstar.recipe.params import existing_file, params_fingerprint, row_values
 from northstar.recipe.templates import render, render_url
 
 __all__ = ["recipe_dir", "render_plan", "upload_roots"]
@@ -67,6 +67,8 @@ def render_plan(
         secrets=secrets,
         files=files,
         param_values=MappingProxyType(dict(values)),
+        recipe_file=compiled.source,
+        row_values=MappingProxyType(row_values(recipe.params, values)),
         upload_roots=roots,
     )
 
@@ -217,6 +219,7 @@ def _bind_step(
         retry=step.retry or recipe.retry or RetryPolicy(),
         opens_tab=opens,
         input_fingerprint=input_fingerprint(recipe, rendered, scope) if step.effect else "",
+        line=compiled.step_lines[index] if compiled.step_lines else None,
     )
 
 

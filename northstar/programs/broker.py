@@ -153,7 +153,7 @@ class ProgramBroker:
         plan = self._plan(number)
         self._check_binding(plan)
         self.journal.start_iteration(
-            self.run_id, number, params_fingerprint=plan.params_fingerprint
+            self.run_id, number, params_fingerprint=plan.params_fingerprint, row=plan.row_values
         )
         structlog.contextvars.bind_contextvars(run_id=self.run_id, iteration=number)
         started = time.monotonic()

@@ -36,7 +36,7 @@ _WATCH_BATCH = 500
 _IN_PROGRESS = frozenset({"pending", "running"})
 _ITERATION_COLUMNS = (
     "number, state, lane, params_fingerprint, started_at, ended_at, duration_ms, "
-    "reason_code, reason, failing_step, evidence_count, model_calls"
+    "reason_code, reason, failing_step, evidence_count, model_calls, row_json"
 )
 
 

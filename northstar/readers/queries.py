@@ -44,9 +44,9 @@ from northstar.readers.views import (
     StepView,
 )
 
-__all__ = ["READ_SCHEMA_VERSION", "get_run", "list_runs", "shown_journal"]
+__all__ = ["READ_SCHEMA_VERSION", "get_run", "iteration_rows", "list_runs", "shown_journal"]
 
-READ_SCHEMA_VERSION = 5
+READ_SCHEMA_VERSION = 6
 _APPLICATION_ID = 0x4E535452  # "NSTR", set by the writer's first migration
 _BUSY_TIMEOUT_S = 10.0
 _UNFINISHED_STEP = frozenset({"started", "in_flight", "dispatched"})
@@ -207,6 +207,16 @@ def probe_controls(
     return tuple(ProbeControlView(str(s), bool(p), str(at), str(d)) for s, p, at, d in rows)
 
 
+def iteration_rows(path: str | os.PathLike[str], run_id: str) -> dict[int, dict[str, str]]:
+    """Each recorded iteration's values (secrets redacted), by number; none kept: left out."""
+    with _open_readonly(path) as conn:
+        found = conn.execute(
+            "SELECT number, row_json FROM iterations WHERE run_id = ? AND row_json IS NOT NULL",
+            (run_id,),
+        ).fetchall()
+    return {number: values for number, text in found if (values := _row(text)) is not None}
+
+
 def _summary(row: Sequence[Any], is_alive: Liveness) -> RunSummary:
     """A run's line from the columns of ``_RUN_COLUMNS`` at the start of ``row``."""
     queue = queue_of(json.loads(row[14] or "{}"))
@@ -241,7 +251,7 @@ def _iterations(conn: Any, run_id: str, run_status: str) -> tuple[IterationView,
         outputs.setdefault(number, {})[name] = value
     rows = conn.execute(
         "SELECT number, state, lane, params_fingerprint, started_at, ended_at, duration_ms, "
-        "reason_code, reason, failing_step, evidence_count, model_calls "
+        "reason_code, reason, failing_step, evidence_count, model_calls, row_json "
         "FROM iterations WHERE run_id = ? ORDER BY number",
         (run_id,),
     ).fetchall()
@@ -272,7 +282,16 @@ def _iteration(
         model_calls=row[11],
         steps=tuple(_settle(step, effective) for step in steps.get(number, ())),
         outputs=outputs.get(number, {}),
+        row=_row(row[12]),
     )
+
+
+def _row(row_json: str | None) -> dict[str, str] | None:
+    """The values an iteration ran with (secrets already redacted), or ``None`` if not kept."""
+    if not row_json:
+        return None
+    values = json.loads(row_json)
+    return {str(k): str(v) for k, v in values.items()} if isinstance(values, dict) else None
 
 
 def _steps(conn: Any, run_id: str) -> dict[int, list[StepView]]:

@@ -9,13 +9,21 @@ from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 
+from northstar.browser.settings import show_trace_command
 from northstar.readers.artifacts import ArtifactFiles
 from northstar.readers.liveness import INTERRUPTED
 from northstar.readers.views import IterationView, RunDetail, RunSummary, StepView
 from northstar.recipe.model import RetryPolicy
 from northstar.results import ACTED_ON
 
-__all__ = ["file_lines", "header_lines", "iteration_lines", "render_run", "render_runs"]
+__all__ = [
+    "file_lines",
+    "header_lines",
+    "iteration_lines",
+    "render_run",
+    "render_runs",
+    "row_text",
+]
 
 # Shown next to a step only when it differs or was needed: the default is in the docs.
 _DEFAULT_RETRY = RetryPolicy().model_dump()
@@ -57,6 +65,8 @@ def iteration_lines(iterations: Sequence[IterationView], artifacts: Path | None)
     listing = None if artifacts is None else ArtifactFiles(artifacts)
     for iteration in iterations:
         lines.append(_iteration_line(iteration))
+        if iteration.row:
+            lines.append(f"    row: {_clip(row_text(iteration.row), 160)}")
         lines.extend(_step_line(step) for step in iteration.steps)
         if iteration.outputs:
             pairs = ", ".join(f"{k}={_clip(v, 60)}" for k, v in iteration.outputs.items())
@@ -72,7 +82,7 @@ def file_lines(artifacts: Path | ArtifactFiles, number: int) -> list[str]:
     files = listing.of(number)
     lines = [f"    screenshot: {path}" for path in files.screenshots]
     if files.trace is not None:
-        lines.append(f"    trace: {files.trace}  (playwright show-trace {files.trace})")
+        lines.append(f"    trace: {files.trace}  ({show_trace_command(files.trace)})")
     return lines
 
 
@@ -151,3 +161,8 @@ def _ms(value: float | None) -> str:
 
 def _clip(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def row_text(row: dict[str, str]) -> str:
+    """An iteration's values as ``name=value, ...`` in the recipe's order (secrets redacted)."""
+    return ", ".join(f"{name}={value}" for name, value in row.items())

@@ -79,6 +79,8 @@ class IterationView:
     model_calls: int | None
     steps: tuple[StepView, ...]
     outputs: dict[str, str] = field(default_factory=dict)
+    # The values it ran with, each secret ``[redacted]``; ``None`` when the journal has none.
+    row: dict[str, str] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,7 +17,7 @@ from typing import Any
 
 from northstar.errors import ParamInvalid, ParamMissing
 from northstar.recipe.model import Param
-from northstar.redaction import redact
+from northstar.redaction import REDACTED, redact
 
 __all__ = [
     "BUILTIN_NAMES",
@@ -25,6 +25,7 @@ __all__ = [
     "existing_file",
     "file_digest",
     "params_fingerprint",
+    "row_values",
 ]
 
 BUILTIN_NAMES = frozenset({"base_url", "iteration"})
@@ -199,3 +200,23 @@ def params_fingerprint(specs: Mapping[str, Param], values: Mapping[str, Any]) ->
 
 def _secret_digest(value: Any) -> str:
     return "sha256:" + hashlib.sha256(str(value).encode()).hexdigest()
+
+
+def row_values(specs: Mapping[str, Param], values: Mapping[str, Any]) -> dict[str, str]:
+    """The values as a person reads them, each secret parameter shown as ``[redacted]``.
+
+    A secret's value is also redacted wherever another value quotes it (a URL built from it),
+    so the journal, the results files and the report can show the row as it is.
+    """
+    secrets = [str(values[n]) for n, p in specs.items() if p.secret and values.get(n)]
+    return {
+        name: REDACTED if specs.get(name, Param()).secret else redact(_readable(value), secrets)
+        for name, value in values.items()
+    }
+
+
+def _readable(value: Any) -> str:
+    """``true``/``false`` as a rows file spells them, numbers and text as themselves."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return "" if value is None else str(value)

@@ -267,7 +267,11 @@ class _RunContext:
         number = plan.iteration
         self.definition_guard.check(plan)
         self.journal.start_iteration(
-            self.run_id, number, params_fingerprint=plan.params_fingerprint, lane=lane
+            self.run_id,
+            number,
+            params_fingerprint=plan.params_fingerprint,
+            lane=lane,
+            row=plan.row_values,
         )
         log.info("iteration_started")
         rest = self._rest_of(plan) if resumed else plan

@@ -8,6 +8,8 @@ session's browser with these debugging options.
 
 from __future__ import annotations
 
+import json
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +18,7 @@ from playwright.async_api import Page
 
 from fixtures.site_server import FixtureSite
 from northstar.browser.settings import BrowserSettings, DebugSettings, PausePoint
+from northstar.composition import load_compiled
 from northstar.journal import Journal
 from northstar.plan.compiler import prepare
 from northstar.recipe.loader import parse_recipe
@@ -140,3 +143,92 @@ async def test_trace_on_keeps_a_verified_iterations_trace(
     )
     assert outcome.status == "verified"
     assert (artifacts / "iteration-0001-trace.zip").is_file()
+
+
+async def run_file(
+    host: Any, site: FixtureSite, tmp_path: Path, debug: DebugSettings, pauses: Pauses
+) -> tuple[RunOutcome, Path, Path]:
+    """Like ``run``, with the recipe loaded from its file (so steps know their lines)."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    path = tmp_path / "debug-post.yaml"
+    path.write_text(POST)
+    compiled = load_compiled(path)
+    values = coerce_params(compiled.recipe.params, {"title": "A", "expected": "A"})
+    request = RunRequest(path, compiled, [values], RepeatOptions.of(1), base_url=site.base_url)
+    view = host.sharing_browser(BrowserSettings(debug=debug, pause=pauses))
+    with Journal.open(tmp_path / "journal.db") as journal:
+        outcome = await execute_run(request, host=view, journal=journal)
+    assert outcome.artifacts is not None
+    return outcome, outcome.artifacts, path
+
+
+async def test_break_at_pauses_before_the_named_step_only_and_knows_its_recipe_line(
+    host: Any, site: FixtureSite, tmp_path: Path
+) -> None:
+    pauses = Pauses()
+    outcome, _, path = await run_file(
+        host, site, tmp_path, DebugSettings(break_at=("publish",)), pauses
+    )
+    assert outcome.status == "verified"
+    (point,) = pauses.points
+    assert (point.step_id, point.kind, point.subject) == ("publish", "click", 'button "Publish"')
+    assert point.source == f"{path}:{POST.splitlines().index('  - id: publish') + 1}"
+    assert point.banner().splitlines()[:3] == [
+        "paused before step publish (iteration 1, tab admin)",
+        '  click button "Publish"',
+        f"  at {point.source}",
+    ]
+
+
+def trace_calls(trace: Path) -> dict[str, tuple[str, str | None]]:
+    """Each call of a trace: its id -> (method, the id of the group it sits in)."""
+    with zipfile.ZipFile(trace) as archive:
+        lines = archive.read("trace.trace").decode().splitlines()
+    events = [json.loads(line) for line in lines if line.strip()]
+    return {
+        e["callId"]: (e.get("method", ""), e.get("parentId"))
+        for e in events
+        if e.get("type") == "before"
+    }
+
+
+def trace_groups(trace: Path) -> list[tuple[str, dict[str, Any]]]:
+    """The groups a trace's viewer lists first: (title, location) of each outer group."""
+    with zipfile.ZipFile(trace) as archive:
+        lines = archive.read("trace.trace").decode().splitlines()
+    events = [json.loads(line) for line in lines if line.strip()]
+    return [
+        (event.get("title", ""), event.get("stack", [{}])[0])
+        for event in events
+        if event.get("type") == "before"
+        and event.get("method") == "tracingGroup"
+        and event.get("parentId") is None  # a step's group, not the reads inside one
+    ]
+
+
+async def test_a_trace_lists_the_recipe_steps_as_groups_at_their_lines(
+    host: Any, site: FixtureSite, tmp_path: Path
+) -> None:
+    outcome, artifacts, path = await run_file(
+        host, site, tmp_path, DebugSettings(trace="on"), Pauses()
+    )
+    assert outcome.status == "verified"
+    groups = trace_groups(artifacts / "iteration-0001-trace.zip")
+    assert [title for title, _ in groups] == [
+        "title (fill)",
+        "publish (click)",
+        "confirm (verify_outcome)",
+    ]
+    lines = POST.splitlines()
+    assert [where.get("line") for _, where in groups] == [
+        lines.index(f"  - id: {step}") + 1 for step in ("title", "publish", "confirm")
+    ]
+    assert {where.get("file") for _, where in groups} == {str(path.resolve())}
+    # Northstar's own reads of the page sit in a folded group inside the step's group.
+    calls = trace_calls(artifacts / "iteration-0001-trace.zip")
+    top_level = [method for method, parent in calls.values() if parent is None]
+    assert "ariaSnapshot" not in top_level
+    steps = {c for c, (method, parent) in calls.items() if method == "tracingGroup" and not parent}
+    in_steps = [method for method, parent in calls.values() if parent in steps]
+    assert in_steps.count("fill") == in_steps.count("click") == 1
+    assert "ariaSnapshot" not in in_steps  # not beside the step's action: one level down

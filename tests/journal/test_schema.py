@@ -167,28 +167,56 @@ def test_a_failing_migration_leaves_the_last_good_version(tmp_path: Path) -> Non
     conn.close()
 
 
+def old_journal(path: Path, *, version: int, status: str) -> sqlite3.Connection:
+    """A journal as an older Northstar left it (``version`` migrations), with run ``r-1``."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    migrate(conn, migrations=MIGRATIONS[:version])
+    conn.execute(
+        "INSERT INTO runs (run_id, recipe_path, recipe_name, definition_hash, project, "
+        "profile, params_fingerprint, credential_hash, total_iterations, status, "
+        "started_at) VALUES ('r-1', 'p', 'n', 'd', 'p', 'p', 'f', 'h', 2, ?, 't')",
+        (status,),
+    )
+    return conn
+
+
 def test_a_v3_journal_opens_gains_the_diagnosis_tables_and_keeps_its_runs(tmp_path: Path) -> None:
     """A journal written before diagnoses existed: the writer migrates it, readers read it."""
     from northstar import readers
     from northstar.readers.diagnoses import list_proposals, read_diagnoses
 
     path = tmp_path / "v3.db"
-    conn = sqlite3.connect(path, isolation_level=None)
-    migrate(conn, migrations=MIGRATIONS[:3])
-    conn.execute(
-        "INSERT INTO runs (run_id, recipe_path, recipe_name, definition_hash, project, "
-        "profile, params_fingerprint, credential_hash, total_iterations, status, "
-        "started_at) VALUES ('r-1', 'p', 'n', 'd', 'p', 'p', 'f', 'h', 1, 'failed', 't')"
-    )
-    conn.close()
+    old_journal(path, version=3, status="failed").close()
     assert user_version(path) == 3
 
     Journal.open(path).close()
-    assert user_version(path) == SCHEMA_VERSION == 5
+    assert user_version(path) == SCHEMA_VERSION
     assert tables(path) == TABLES
     assert readers.get_run(path, "r-1").summary.status == "failed"
     assert read_diagnoses(path, "r-1") == ()
     assert list_proposals(path) == []
+
+
+def test_a_v4_journal_gains_iteration_rows_and_its_iterations_read_without_one(
+    tmp_path: Path,
+) -> None:
+    """Iterations written before rows were kept read as ``row=None``; new ones keep theirs."""
+    from northstar import readers
+
+    path = tmp_path / "v4.db"
+    conn = old_journal(path, version=4, status="running")
+    conn.execute(
+        "INSERT INTO iterations (run_id, number, state, params_fingerprint) "
+        "VALUES ('r-1', 1, 'verified', 'f')"
+    )
+    conn.close()
+
+    with Journal.open(path) as journal:
+        journal.start_iteration("r-1", 2, params_fingerprint="f", row={"title": "Hello"})
+    assert user_version(path) == SCHEMA_VERSION
+    first, second = readers.get_run(path, "r-1").iterations
+    assert first.row is None
+    assert second.row == {"title": "Hello"}
 
 
 # The same migrations on Postgres (northstar.journal.postgres adapts the DDL).

@@ -95,3 +95,31 @@ async def test_a_long_run_report_opens_the_failure_first_and_stays_short(
         await expect(page.locator("#iteration-1 table.steps")).to_be_visible()
     finally:
         await context.close()
+
+
+async def test_the_filter_and_the_search_narrow_the_iterations_shown(
+    host: Any, site: FixtureSite, tmp_path: Path
+) -> None:
+    report = await a_long_run_with_one_failure(host, site, tmp_path)
+    context = await host.browser.new_context()
+    try:
+        page = await context.new_page()
+        await page.goto(report.as_uri())
+        visible = page.locator("details.iteration:visible")
+        await expect(visible).to_have_count(17)
+        await expect(page.locator("form.filter output")).to_have_text("showing 17 of 17")
+        await page.get_by_role("radio", name="failed").check()
+        await expect(visible).to_have_count(1)
+        await expect(visible).to_have_attribute("id", f"iteration-{FAILING_ROW}")
+        await page.get_by_role("radio", name="verified").check()
+        await expect(visible).to_have_count(16)
+        await page.get_by_role("searchbox").fill("Old post")  # no verified row has it
+        await expect(visible).to_have_count(0)
+        await expect(page.locator(".none-shown")).to_be_visible()
+        await page.get_by_role("radio", name="all").check()
+        await expect(visible).to_have_count(1)  # the search alone: the row that failed
+        await expect(visible).to_have_attribute("id", f"iteration-{FAILING_ROW}")
+        await page.get_by_role("searchbox").fill("")
+        await expect(visible).to_have_count(17)
+    finally:
+        await context.close()

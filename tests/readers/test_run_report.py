@@ -6,10 +6,11 @@ import re
 from dataclasses import replace
 from pathlib import Path
 
+from northstar.browser.settings import show_trace_command
 from northstar.journal import Journal
 from northstar.journal.paths import run_artifacts_dir
 from northstar.readers import IterationView, RunDetail, RunEvent, RunSummary, StepView
-from northstar.readers.report import never_begun, number_ranges, render_report
+from northstar.readers.report import never_begun, number_ranges, readable, render_report
 
 EVIL = '<script>alert("x")</script>'
 PNG = (  # a 1x1 transparent PNG
@@ -110,20 +111,26 @@ def test_the_report_embeds_screenshots_and_loads_nothing_from_outside(tmp_path: 
     assert "playwright show-trace" in page
     assert not re.search(r"""(src|href)=["']?(https?:|//|file:)""", page)
     assert "<link" not in page
-    assert "<script" not in page
+    # One inline script (the filter and search), allowed by its hash and nothing else.
+    assert len(re.findall(r"<script\b", page)) == 1
+    assert not re.search(r"<script[^>]*\bsrc=", page)
+    policy = re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', page)
+    assert policy is not None
+    assert "default-src 'none'" in policy[1]
+    assert re.search(r"script-src 'sha256-[A-Za-z0-9+/=]+'$", policy[1])
 
 
 def test_everything_from_the_journal_is_escaped(tmp_path: Path) -> None:
     page = render_report(detail(), tmp_path)
     assert EVIL not in page
-    assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in page
+    assert "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;" in page
 
 
 def test_each_iteration_shows_its_verdict_reason_and_signals(tmp_path: Path) -> None:
     page = render_report(detail(), tmp_path)
     assert 'id="iteration-1" data-verdict="verified"' in page
     assert 'id="iteration-2" data-verdict="failed"' in page
-    assert "TARGET_MISSING at step &#x27;send&#x27;" in page
+    assert "TARGET_MISSING at step send: no element matches" in page
     assert "loop_signal: iteration=2, kind=repeat" in page
 
 
@@ -158,7 +165,7 @@ def test_screenshots_link_to_the_full_file_and_the_trace_has_its_command(tmp_pat
     assert '<a href="../runs/r-1/iteration-0002-failure-site.png" target="_blank"' in page
     assert '<a href="../runs/r-1/iteration-0002-trace.zip">iteration-0002-trace.zip</a>' in page
     trace = (artifacts / "iteration-0002-trace.zip").resolve()
-    assert f"<code>playwright show-trace {trace}</code>" in page
+    assert f"<code>{show_trace_command(trace)}</code>" in page
     beside = render_report(detail(), artifacts)  # the default place: the artifacts folder
     assert '<a href="iteration-0002-failure-site.png"' in beside
 
@@ -172,3 +179,26 @@ def test_iterations_that_never_started_are_listed_as_ranges(tmp_path: Path) -> N
     )
     assert number_ranges([1, 2, 3, 5, 7, 8]) == "1–3, 5, 7–8"
     assert "Never started" not in render_report(run, tmp_path)
+
+
+def test_the_filter_offers_each_status_present_and_a_search(tmp_path: Path) -> None:
+    page = render_report(detail(), tmp_path)
+    radios = re.findall(r'<input type="radio" name="status" value="([a-z_]*)"', page)
+    assert radios == ["", "failed", "verified"]  # all, then each status the run has
+    assert re.search(r"failed <span class=\"count\">\(1\)</span>", page)
+    assert '<input type="search" name="q"' in page
+    assert '<output class="shown"' in page
+
+
+def test_values_are_readable_text_not_reprs_or_json(tmp_path: Path) -> None:
+    run = detail()
+    options = {"base_url": "http://x", "monitor": False, "tags": ["a", "b"], "none": None}
+    run = replace(run, options=options)
+    named = replace(run.iterations[1], row={"name": "Ann", "token": "[redacted]"})
+    run = replace(run, iterations=(run.iterations[0], named))
+    page = render_report(run, tmp_path)
+    assert "base_url: http://x; monitor: no; tags: a, b; none: -" in page
+    assert "{&#34;" not in page  # no JSON object
+    assert "[&#39;" not in page  # no Python list
+    assert "<b>name</b> Ann" in page  # the row, in the iteration's summary line
+    assert readable({"a": [1, True]}) == "a: 1, yes"
