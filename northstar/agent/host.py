@@ -30,6 +30,7 @@ from northstar.agent.answers import (
     RecipeSaved,
     SessionClosed,
     SessionOpened,
+    TabsAnswer,
 )
 from northstar.agent.recipe_draft import draft_recipe
 from northstar.agent.recipe_file import write_recipe
@@ -68,6 +69,7 @@ def _session_plan(tabs: Mapping[str, BoundTab], settings: AgentSettings) -> Plan
         default_timeout_ms=settings.open_timeout_ms,
         params_fingerprint="",
         upload_roots=() if settings.files_dir is None else (str(settings.files_dir.resolve()),),
+        adopt_popups=True,
     )
 
 
@@ -206,6 +208,13 @@ class AgentHost:
         async with self._locked(session_id, credential) as session:
             return await session.act(request, waited)
 
+    async def tabs(self, session_id: str, credential: str) -> TabsAnswer:
+        """The session's open tabs, popups its actions opened included."""
+        async with self._locked(session_id, credential) as session:
+            listed = session.tab_list()
+        keys = ("role", "url", "opened_by")
+        return TabsAnswer(tabs=[dict(zip(keys, tab, strict=True)) for tab in listed])
+
     async def check(
         self,
         session_id: str,
@@ -253,6 +262,7 @@ class AgentHost:
             definition_hash=digest,
             params=kinds,
             yaml=drafted.text,
+            param_reasons=drafted.reasons,
         )
 
     def _timeout(self, given: int | None, default: int) -> int:

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
@@ -54,12 +54,15 @@ __all__ = [
     "plain_recipe_name",
     "record_action",
     "visible_after",
+    "with_tabs",
 ]
 
 _PLAIN_RECIPE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 _LABEL = re.compile(r'^(?P<role>\S+) "(?P<name>(?:[^"\\]|\\.)*)"$')
 _BUILT_INS = frozenset({"base_url", "iteration"})
 _VISIBLE_ROLES = ("heading", "status", "alert")
+_FIELD_ROLES = ("combobox", "listbox")
+_URL_KEYS = frozenset({"url", "url_regex", "goto"})
 _MAX_VISIBLE = 2  # expectations per step drawn from the screen change
 _MIN_LIFTED = 3  # shorter typed values are not replaced inside expectations
 _CSS_NOTE = "# target by CSS: the observation named no role, name, label or placeholder; review"
@@ -95,6 +98,9 @@ class ExecutedAction:
     url_before: str
     url_after: str
     appeared: tuple[dict[str, Any], ...] = ()  # checks from the screen change
+    opened: tuple[str, ...] = ()  # popups it opened: tab roles with ``opened_by`` this step
+    # Its own tab closed itself (a popup's save): ``appeared`` is then its opener's change.
+    closed_own: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +118,7 @@ class DraftedRecipe:
     name: str
     text: str
     params: dict[str, dict[str, Any]] = field(default_factory=dict)
+    reasons: dict[str, str] = field(default_factory=dict)  # why each parameter is one
 
 
 def plain_recipe_name(name: str) -> str:
@@ -229,6 +236,45 @@ def record_action(
     )
 
 
+def with_tabs(
+    action: ExecutedAction,
+    opened: Sequence[str],
+    closed: Sequence[str],
+    opener_before: Observation | None,
+    opener_after: Observation | None,
+) -> ExecutedAction:
+    """``action`` with the tabs it opened, and, when it closed its own tab, the change it
+    caused on the opener (Django's popup puts its new option in the opener's form)."""
+    closed_own = action.tab in closed
+    appeared = action.appeared
+    if closed_own and opener_before is not None and opener_after is not None:
+        change = screen_change(opener_before, opener_after, _WHOLE_CHANGE)
+        appeared = tuple({**check, "tab": opener_after.tab} for check in opener_change(change))
+    return replace(action, opened=tuple(opened), closed_own=closed_own, appeared=appeared)
+
+
+def opener_change(change: ScreenChange) -> tuple[dict[str, Any], ...]:
+    """Checks for what a closing popup changed on its opener: an option it added to a
+    select (the select's text then holds it; an option itself is never "visible"), or a
+    heading or status that appeared."""
+    checks = list(visible_after(change))
+    for item in change.added:
+        field_label = _field_of(item.path) if item.role == "option" and item.name else None
+        if field_label is not None:
+            target = {"role": field_label[0], "name": field_label[1]}
+            checks.append({"text": {"target": target, "contains": item.name}})
+    return tuple(checks[:_MAX_VISIBLE])
+
+
+def _field_of(path: Sequence[str]) -> tuple[str, str] | None:
+    """The named select (combobox or listbox) an option's path runs through."""
+    for label in reversed(path[:-1]):
+        parsed = _parse_label(label)
+        if parsed is not None and parsed[0] in _FIELD_ROLES:
+            return parsed
+    return None
+
+
 # URLs
 
 
@@ -265,24 +311,37 @@ class _Drafting:
     site: str
     renames: Mapping[str, str]
     params: dict[str, dict[str, Any]] = field(default_factory=dict)
-    lifted: list[tuple[str, str]] = field(default_factory=list)  # (typed value, param)
+    # (typed value, its template: the parameter, made unique per iteration if submitted)
+    lifted: list[tuple[str, str]] = field(default_factory=list)
+    # Each parameter and why it is one (the save answer lists them).
+    reasons: dict[str, str] = field(default_factory=dict)
+    opened_by: dict[str, str] = field(default_factory=dict)  # popup role -> its step id
     steps: list[dict[str, Any]] = field(default_factory=list)
     notes: list[list[str]] = field(default_factory=list)
     step_ids: set[str] = field(default_factory=set)
     proposed: set[str] = field(default_factory=set)
 
-    def param(self, label: str, value: str | None, *, secret: bool) -> str:
+    def param(self, label: str, value: str | None, *, secret: bool, submitted: bool = False) -> str:
+        """A parameter for a typed or chosen value; the template that stands for it."""
         proposed = _unique(_plain(label), self.proposed)
         self.proposed.add(proposed)
         name = self.renames.get(proposed, proposed)
         if name in self.params or name in _BUILT_INS:
             name = _unique(name, set(self.params) | _BUILT_INS)
+        template = "{{ " + name + " }}"
         if secret or value is None:
             self.params[name] = {"type": "string", "secret": True, "required": True}
+            self.reasons[name] = f"typed into a sensitive field ({label}): required, never saved"
+            return template
+        self.params[name] = {"type": "string", "default": value}
+        if submitted:  # --repeat must not send the same record each time by accident
+            template += " {{ iteration }}"
+            why = f"typed into {label!r} and submitted: each iteration appends its number"
         else:
-            self.params[name] = {"type": "string", "default": value}
-            self.lifted.append((value, name))
-        return name
+            why = f"typed or chosen in {label!r}"
+        self.reasons[name] = why
+        self.lifted.append((value, template))
+        return template
 
     def step_id(self, action: ExecutedAction) -> str:
         label = action.element.name if action.element is not None else ""
@@ -339,8 +398,11 @@ def _sensitive(action: ExecutedAction) -> bool:
     return action.element is not None and action.element.sensitive
 
 
-def _body(draft: _Drafting, action: ExecutedAction) -> tuple[dict[str, Any], list[str]]:
-    """The step's action body (``{"fill": {...}}``) and its comments."""
+def _body(
+    draft: _Drafting, action: ExecutedAction, *, submitted: bool
+) -> tuple[dict[str, Any], list[str]]:
+    """The step's action body (``{"fill": {...}}``) and its comments; ``submitted``: a
+    later submission on its tab sends what it typed."""
     kind, value = action.action, action.value
     if kind == "goto":
         return {"goto": _site_url(str(value), draft.site)}, []
@@ -353,11 +415,11 @@ def _body(draft: _Drafting, action: ExecutedAction) -> tuple[dict[str, Any], lis
     body: dict[str, Any] = {"target": target}
     if kind == "fill":
         secret = _sensitive(action) or value is None
-        name = draft.param(_field_label(action), None if secret else str(value), secret=secret)
-        body["value"] = "{{ " + name + " }}"
+        typed = None if secret else str(value)
+        label = _field_label(action)
+        body["value"] = draft.param(label, typed, secret=secret, submitted=submitted)
     elif kind == "select" and isinstance(value, str):
-        name = draft.param(_field_label(action), value, secret=_sensitive(action))
-        body["value"] = "{{ " + name + " }}"
+        body["value"] = draft.param(_field_label(action), value, secret=_sensitive(action))
     elif kind == "select":
         body["values"] = list(value or ())
     elif kind == "upload":
@@ -367,7 +429,7 @@ def _body(draft: _Drafting, action: ExecutedAction) -> tuple[dict[str, Any], lis
 
 def _expectations(action: ExecutedAction, held: Sequence[HeldCheck]) -> list[dict[str, Any]]:
     expect: list[dict[str, Any]] = []
-    moved = action.url_before and action.url_after != action.url_before
+    moved = action.url_before and action.url_after and action.url_after != action.url_before
     if moved and action.action != "goto":
         expect.append({"url": url_glob(action.url_after)})
     expect.extend(action.appeared)
@@ -380,25 +442,29 @@ def _expectations(action: ExecutedAction, held: Sequence[HeldCheck]) -> list[dic
     return expect
 
 
-def _lift(value: Any, lifted: Sequence[tuple[str, str]]) -> Any:
-    """``value`` with every typed value in its strings replaced by its parameter."""
+def _lift(value: Any, lifted: Sequence[tuple[str, str]], key: str = "") -> Any:
+    """``value`` with every typed value in its strings replaced by its template, only
+    where it stands whole (not inside a word: ``admin`` in ``administration`` stays), and
+    never in a URL glob (``**/admin/`` is a path, not the typed name)."""
     if isinstance(value, dict):
-        return {k: _lift(v, lifted) for k, v in value.items()}
+        return {k: _lift(v, lifted, k) for k, v in value.items()}
     if isinstance(value, list):
-        return [_lift(v, lifted) for v in value]
-    if not isinstance(value, str):
+        return [_lift(v, lifted, key) for v in value]
+    if not isinstance(value, str) or key in _URL_KEYS:
         return value
-    for typed, name in sorted(lifted, key=lambda pair: -len(pair[0])):
-        if len(typed) >= _MIN_LIFTED and typed in value:
-            value = value.replace(typed, "{{ " + name + " }}")
+    for typed, template in sorted(lifted, key=lambda pair: -len(pair[0])):
+        if len(typed) >= _MIN_LIFTED:
+            whole = re.compile(r"(?<!\w)" + re.escape(typed) + r"(?!\w)")
+            value = whole.sub(template.replace("\\", "\\\\"), value)
     return value
 
 
 def _step(
-    draft: _Drafting, action: ExecutedAction, held: Sequence[HeldCheck]
+    draft: _Drafting, action: ExecutedAction, held: Sequence[HeldCheck], *, submitted: bool
 ) -> tuple[dict[str, Any], list[str]]:
-    body, notes = _body(draft, action)
+    body, notes = _body(draft, action, submitted=submitted)
     step: dict[str, Any] = {"id": draft.step_id(action), "tab": action.tab, **body}
+    draft.opened_by.update(dict.fromkeys(action.opened, step["id"]))
     expect = _lift(_expectations(action, held), draft.lifted)
     if action.submit:
         step["effect"] = "submit"
@@ -422,14 +488,25 @@ def _grouped(
     return grouped
 
 
-def _tabs(tabs: Mapping[str, BoundTab], site: str) -> dict[str, Any]:
-    return {
-        role: {
-            "start": _site_url(tab.start or "", site),
-            "origins": ["{{ base_url }}" if o == site else o for o in tab.origins],
-        }
-        for role, tab in tabs.items()
-    }
+def _tabs(tabs: Mapping[str, BoundTab], site: str, opened_by: Mapping[str, str]) -> dict[str, Any]:
+    """Each role the runner opens (``start``, ``origins``), then each popup a saved step
+    opened (``opened_by`` that step; it keeps its opener's origins)."""
+    written: dict[str, Any] = {}
+    for role, tab in tabs.items():
+        if tab.start is not None:
+            origins = ["{{ base_url }}" if o == site else o for o in tab.origins]
+            written[role] = {"start": _site_url(tab.start, site), "origins": origins}
+        elif role in opened_by:
+            written[role] = {"opened_by": opened_by[role]}
+    return written
+
+
+def _submitted(grouped: Sequence[tuple[ExecutedAction, list[HeldCheck]]]) -> list[bool]:
+    """For each action: whether a later submission on its tab sends what it typed."""
+    return [
+        any(later.submit and later.tab == action.tab for later, _ in grouped[index + 1 :])
+        for index, (action, _) in enumerate(grouped)
+    ]
 
 
 def draft_recipe(
@@ -450,14 +527,14 @@ def draft_recipe(
         )
     site = _origin(next(iter(tabs.values())).start or "")
     draft = _Drafting(site=site, renames=renames or {})
-    for action, held in grouped:
-        step, notes = _step(draft, action, held)
+    for (action, held), submitted in zip(grouped, _submitted(grouped), strict=True):
+        step, notes = _step(draft, action, held, submitted=submitted)
         draft.steps.append(step)
         draft.notes.append(notes)
     _check_renames(draft)
-    text = _yaml(name, draft, _tabs(tabs, site), session_id)
+    text = _yaml(name, draft, _tabs(tabs, site, draft.opened_by), session_id)
     _refuse_todos(draft, text)
-    return DraftedRecipe(name=name, text=text, params=draft.params)
+    return DraftedRecipe(name=name, text=text, params=draft.params, reasons=draft.reasons)
 
 
 def _check_renames(draft: _Drafting) -> None:
