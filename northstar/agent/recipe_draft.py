@@ -28,6 +28,7 @@ writes the file. What becomes of a session:
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -48,6 +49,7 @@ __all__ = [
     "ElementSeen",
     "ExecutedAction",
     "HeldCheck",
+    "content_name",
     "draft_recipe",
     "element_seen",
     "node_for_target",
@@ -62,6 +64,10 @@ _LABEL = re.compile(r'^(?P<role>\S+) "(?P<name>(?:[^"\\]|\\.)*)"$')
 _BUILT_INS = frozenset({"base_url", "iteration"})
 _VISIBLE_ROLES = ("heading", "status", "alert")
 _FIELD_ROLES = ("combobox", "listbox")
+# Roles whose accessible name comes from their content when nothing else names them.
+_NAMED_BY_CONTENT = frozenset(
+    {"button", "link", "menuitem", "menuitemcheckbox", "menuitemradio", "tab", "option"}
+)
 _URL_KEYS = frozenset({"url", "url_regex", "goto"})
 _MAX_VISIBLE = 2  # expectations per step drawn from the screen change
 _MIN_LIFTED = 3  # shorter typed values are not replaced inside expectations
@@ -146,8 +152,41 @@ def _count(observation: Observation, role: str, name: str) -> int:
     return sum(1 for n in observation.nodes if n.role == role and n.name == name)
 
 
+def content_name(observation: Observation, node: Node) -> str:
+    """The text of ``node``'s descendants: the accessible name of a button or link named by
+    a child element (``<button><svg/><em>Publish</em></button>``), which the page's snapshot
+    leaves off the node itself. Empty for other roles, or a node that has its name."""
+    if node.name or node.role not in _NAMED_BY_CONTENT or node not in observation.nodes:
+        return ""
+    return _content_at(observation.nodes, observation.nodes.index(node))
+
+
+def _content_at(nodes: Sequence[Node], index: int) -> str:
+    node, depth = nodes[index], len(nodes[index].path)
+    words: list[str] = []
+    for child in nodes[index + 1 :]:  # pre-order: descendants come next, together
+        if len(child.path) <= depth or child.path[:depth] != node.path:
+            break
+        words.extend(t for t in (child.name, child.value) if t)
+    return " ".join(" ".join(words).split())
+
+
+def _content_named(nodes: Sequence[Node]) -> tuple[Node, ...]:
+    """Every node, each nameless button or link named by its content."""
+    return tuple(
+        replace(n, name=_content_at(nodes, i) or n.name)
+        if not n.name and n.role in _NAMED_BY_CONTENT
+        else n
+        for i, n in enumerate(nodes)
+    )
+
+
 def element_seen(observation: Observation, node: Node) -> ElementSeen:
     """The element's role, name and scope in ``observation``, for a target that lasts."""
+    named = content_name(observation, node)
+    if named:  # counted as the page names it, so two "Publish" buttons stay ambiguous
+        node = replace(node, name=named)
+        observation = observation.model_copy(update={"nodes": _content_named(observation.nodes)})
     unique = bool(node.name) and _count(observation, node.role, node.name) == 1
     within = None
     if node.name and not unique:
@@ -311,11 +350,13 @@ class _Drafting:
     site: str
     renames: Mapping[str, str]
     params: dict[str, dict[str, Any]] = field(default_factory=dict)
-    # (typed value, its template: the parameter, made unique per iteration if submitted)
+    # (typed value, its parameter)
     lifted: list[tuple[str, str]] = field(default_factory=list)
     # Each parameter and why it is one (the save answer lists them).
     reasons: dict[str, str] = field(default_factory=dict)
     opened_by: dict[str, str] = field(default_factory=dict)  # popup role -> its step id
+    submitted: set[str] = field(default_factory=set)  # parameters a later submission sends
+    echoed: set[str] = field(default_factory=set)  # parameters a submission's result shows
     steps: list[dict[str, Any]] = field(default_factory=list)
     notes: list[list[str]] = field(default_factory=list)
     step_ids: set[str] = field(default_factory=set)
@@ -331,17 +372,22 @@ class _Drafting:
         template = "{{ " + name + " }}"
         if secret or value is None:
             self.params[name] = {"type": "string", "secret": True, "required": True}
-            self.reasons[name] = f"typed into a sensitive field ({label}): required, never saved"
+            self.reasons[name] = f"typed into the sensitive field {label!r}: required, not saved"
             return template
         self.params[name] = {"type": "string", "default": value}
-        if submitted:  # --repeat must not send the same record each time by accident
-            template += " {{ iteration }}"
-            why = f"typed into {label!r} and submitted: each iteration appends its number"
-        else:
-            why = f"typed or chosen in {label!r}"
-        self.reasons[name] = why
-        self.lifted.append((value, template))
+        self.reasons[name] = f"typed or chosen in {label!r}"
+        if submitted:
+            self.submitted.add(name)
+        self.lifted.append((value, name))
         return template
+
+    def make_unique(self) -> None:
+        """A submitted value the page showed back after a submission names the record
+        (a title): each iteration appends its number, so ``--repeat 3`` does not send
+        three identical records by accident. Other values keep their default."""
+        for name in sorted(self.submitted & self.echoed):
+            self.steps = _with_iteration(self.steps, "{{ " + name + " }}")
+            self.reasons[name] += ", submitted and shown back: each iteration appends its number"
 
     def step_id(self, action: ExecutedAction) -> str:
         label = action.element.name if action.element is not None else ""
@@ -442,6 +488,23 @@ def _expectations(action: ExecutedAction, held: Sequence[HeldCheck]) -> list[dic
     return expect
 
 
+def _with_iteration(value: Any, template: str) -> Any:
+    """``value`` with ``template`` followed by `` {{ iteration }}`` wherever it stands."""
+    if isinstance(value, dict):
+        return {k: _with_iteration(v, template) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_with_iteration(v, template) for v in value]
+    if isinstance(value, str):
+        return value.replace(template, template + " {{ iteration }}")
+    return value
+
+
+def _lifted_names(value: Any, lifted: Sequence[tuple[str, str]]) -> set[str]:
+    """The parameters whose template ``value`` holds."""
+    text = json.dumps(value)
+    return {name for _, name in lifted if "{{ " + name + " }}" in text}
+
+
 def _lift(value: Any, lifted: Sequence[tuple[str, str]], key: str = "") -> Any:
     """``value`` with every typed value in its strings replaced by its template, only
     where it stands whole (not inside a word: ``admin`` in ``administration`` stays), and
@@ -452,10 +515,10 @@ def _lift(value: Any, lifted: Sequence[tuple[str, str]], key: str = "") -> Any:
         return [_lift(v, lifted, key) for v in value]
     if not isinstance(value, str) or key in _URL_KEYS:
         return value
-    for typed, template in sorted(lifted, key=lambda pair: -len(pair[0])):
+    for typed, name in sorted(lifted, key=lambda pair: -len(pair[0])):
         if len(typed) >= _MIN_LIFTED:
             whole = re.compile(r"(?<!\w)" + re.escape(typed) + r"(?!\w)")
-            value = whole.sub(template.replace("\\", "\\\\"), value)
+            value = whole.sub("{{ " + name + " }}", value)
     return value
 
 
@@ -466,6 +529,8 @@ def _step(
     step: dict[str, Any] = {"id": draft.step_id(action), "tab": action.tab, **body}
     draft.opened_by.update(dict.fromkeys(action.opened, step["id"]))
     expect = _lift(_expectations(action, held), draft.lifted)
+    if action.submit:
+        draft.echoed |= _lifted_names(expect, draft.lifted)
     if action.submit:
         step["effect"] = "submit"
         if not expect:
@@ -531,6 +596,7 @@ def draft_recipe(
         step, notes = _step(draft, action, held, submitted=submitted)
         draft.steps.append(step)
         draft.notes.append(notes)
+    draft.make_unique()
     _check_renames(draft)
     text = _yaml(name, draft, _tabs(tabs, site, draft.opened_by), session_id)
     _refuse_todos(draft, text)
