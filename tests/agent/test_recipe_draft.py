@@ -137,3 +137,53 @@ def test_checks_that_held_after_an_action_become_its_expectations() -> None:
 def test_a_submission_with_nothing_to_expect_is_refused_by_name() -> None:
     with pytest.raises(RecipeInvalid, match="submission step 'click-go' has no expectation"):
         draft_recipe("t", TABS, [action(submit=True)])
+
+
+def test_a_typed_value_is_lifted_only_where_it_stands_whole() -> None:
+    checks = (
+        {"visible": {"text": "Site administration"}},
+        {"visible": {"text": "Welcome, admin."}},
+        {"url": "**/admin/"},
+    )
+    fill = action("fill", element=ElementSeen("textbox", "Username"), value="admin")
+    moved = action(url_before=f"{SITE}/login", url_after=f"{SITE}/admin/", appeared=checks[:2])
+    steps = steps_of(draft_recipe("t", TABS, [fill, moved]).text)
+    assert steps[1]["expect"] == [
+        {"url": "**/admin/"},
+        {"visible": {"text": "Site administration"}},
+        {"visible": {"text": "Welcome, {{ username }}."}},
+    ]
+
+
+def test_a_submitted_value_shown_back_is_unique_per_iteration_and_others_are_not() -> None:
+    title = action("fill", element=ElementSeen("textbox", "Title"), value="Spring notes")
+    email = action("fill", element=ElementSeen("textbox", "Email"), value="ada@example.com")
+    shown = ({"visible": {"text": "The post “Spring notes” was added."}},)
+    save = action(submit=True, appeared=shown)
+    drafted = draft_recipe("t", TABS, [title, email, save])
+    steps = steps_of(drafted.text)
+    assert steps[0]["fill"]["value"] == "{{ title }} {{ iteration }}"  # type: ignore[index]
+    assert steps[1]["fill"]["value"] == "{{ email }}"  # type: ignore[index]
+    assert steps[2]["expect"] == [
+        {"visible": {"text": "The post “{{ title }} {{ iteration }}” was added."}}
+    ]
+    assert "each iteration appends its number" in drafted.reasons["title"]
+    assert "iteration" not in drafted.reasons["email"]
+
+
+def test_a_button_named_by_its_child_is_named_by_that_text() -> None:
+    path = ("main", "button")
+    observation = Observation(
+        tab="main",
+        url=f"{SITE}/edit",
+        snapshot_id="s1",
+        nodes=(
+            Node(role="main", path=("main",)),
+            Node(role="button", ref="e1", path=path),
+            Node(role="emphasis", ref="e2", value="Save draft", path=(*path, "emphasis")),
+            Node(role="button", ref="e3", path=path),
+            Node(role="emphasis", ref="e4", value="Publish", path=(*path, "emphasis")),
+        ),
+    )
+    seen = element_seen(observation, observation.nodes[3])
+    assert (seen.role, seen.name, seen.unique) == ("button", "Publish", True)
