@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
+from northstar.agent.dry_replay import DryReplay
 from northstar.monitor.behavior import LoopSignal
 
 __all__ = [
@@ -147,6 +148,7 @@ class RecipeSaved(_Answer):
     params: dict[str, str]
     yaml: str
     param_reasons: dict[str, str] = {}  # why each parameter is one
+    proof: DryReplay | None = None  # validated, linted and replayed dry up to a submission
 
     @property
     def text(self) -> str:
@@ -157,9 +159,10 @@ class RecipeSaved(_Answer):
             )
             or "none"
         )
+        proof = f"\n{self.proof.text}" if self.proof is not None else ""
         return (
             f"recipe {self.name!r} saved to {self.path} (definition hash "
-            f"{self.definition_hash}); parameters: {listed}\n{self.yaml}"
+            f"{self.definition_hash}); parameters: {listed}{proof}\n{self.yaml}"
         )
 
 

@@ -18,6 +18,7 @@ from collections.abc import AsyncIterator, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any, Self, Unpack
+from urllib.parse import urlsplit
 
 import structlog
 from pydantic import ValidationError
@@ -32,6 +33,7 @@ from northstar.agent.answers import (
     SessionOpened,
     TabsAnswer,
 )
+from northstar.agent.dry_replay import prove_recipe
 from northstar.agent.recipe_draft import draft_recipe
 from northstar.agent.recipe_file import write_recipe
 from northstar.agent.session import ITERATION, SessionCore
@@ -252,6 +254,7 @@ class AgentHost:
             name, tabs, history, renames=dict(params or {}), session_id=session_id
         )
         path, digest = write_recipe(self.recipes, drafted, overwrite=overwrite)
+        proof = await prove_recipe(self._host, path, _site_of(tabs))
         kinds = {p: "secret" if s.get("secret") else "default" for p, s in drafted.params.items()}
         self._journal.event(session_id, "agent_recipe_saved", recipe=name, path=str(path))
         log.info("agent_recipe_saved", session=session_id, name=name, path=str(path))
@@ -263,6 +266,7 @@ class AgentHost:
             params=kinds,
             yaml=drafted.text,
             param_reasons=drafted.reasons,
+            proof=proof,
         )
 
     def _timeout(self, given: int | None, default: int) -> int:
@@ -290,6 +294,12 @@ async def open_agent_host(
             AgentHost(host, journal, settings=settings, recipes=recipes) as agents,
         ):
             yield agents
+
+
+def _site_of(tabs: Mapping[str, BoundTab]) -> str:
+    """The origin the saved recipe's ``{{ base_url }}`` stands for: the first role's."""
+    parts = urlsplit(next(iter(tabs.values())).start or "")
+    return f"{parts.scheme}://{parts.netloc}"
 
 
 def _no_session(session_id: str) -> CredentialsInvalid:

@@ -6,6 +6,7 @@ import pytest
 import yaml
 
 from northstar.agent.actions import act_request
+from northstar.agent.dry_replay import dry_steps
 from northstar.agent.recipe_draft import (
     ElementSeen,
     ExecutedAction,
@@ -17,6 +18,7 @@ from northstar.agent.recipe_draft import (
 )
 from northstar.errors import RecipeInvalid
 from northstar.monitor.observation import Node, Observation
+from northstar.plan.compiler import compile_recipe
 from northstar.plan.model import BoundTab
 from northstar.recipe.loader import parse_recipe
 from northstar.recipe.model import Check, Target
@@ -187,3 +189,16 @@ def test_a_button_named_by_its_child_is_named_by_that_text() -> None:
     )
     seen = element_seen(observation, observation.nodes[3])
     assert (seen.role, seen.name, seen.unique) == ("button", "Publish", True)
+
+
+def test_a_dry_replay_acts_up_to_the_first_submission_and_only_resolves_it() -> None:
+    drafted = draft_recipe(
+        "t",
+        TABS,
+        [action(), action(submit=True, appeared=({"visible": {"text": "Sent"}},)), action()],
+    )
+    plan = compile_recipe(parse_recipe(drafted.text), {}, base_url=SITE)
+    chosen = dry_steps(plan.steps)
+    assert [s.id for s in chosen.acted] == ["click-go"]
+    assert chosen.submission is not None and chosen.submission.id == "click-go-2"
+    assert dry_steps(plan.steps[:1]).submission is None

@@ -72,6 +72,17 @@ async def test_the_related_object_popup_is_explored_saved_and_replayed(
         )
     doc = yaml.safe_load(recipe["yaml"])
     assert doc["tabs"]["popup-1"] == {"opened_by": "click-add-another-category"}
+    # Proved before it was offered: replayed dry in a fresh context, nothing sent.
+    assert recipe["proof"]["replays"] is True
+    assert recipe["proof"]["stopped_before"] == "click-save"
+    assert [s["outcome"] for s in recipe["proof"]["steps"]] == [
+        "acted",
+        "acted",
+        "acted",
+        "resolved (not sent)",
+    ]
+    assert "replays as saved up to 'click-save' (resolved, not sent)" in text
+    assert (site.submission_count("category"), site.submission_count("admin_post")) == (1, 1)
     assert "each iteration appends its number" in text
     run_three_times(recipe["path"], site, tmp_path)
     assert (site.submission_count("category"), site.submission_count("admin_post")) == (4, 4)
