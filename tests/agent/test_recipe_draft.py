@@ -200,5 +200,6 @@ def test_a_dry_replay_acts_up_to_the_first_submission_and_only_resolves_it() -> 
     plan = compile_recipe(parse_recipe(drafted.text), {}, base_url=SITE)
     chosen = dry_steps(plan.steps)
     assert [s.id for s in chosen.acted] == ["click-go"]
-    assert chosen.submission is not None and chosen.submission.id == "click-go-2"
+    assert chosen.submission is not None
+    assert chosen.submission.id == "click-go-2"
     assert dry_steps(plan.steps[:1]).submission is None
