@@ -149,6 +149,8 @@ class RecipeSaved(_Answer):
     yaml: str
     param_reasons: dict[str, str] = {}  # why each parameter is one
     proof: DryReplay | None = None  # validated, linted and replayed dry up to a submission
+    # Steps whose target could not be made unique, with where the elements alike are.
+    not_unique: dict[str, list[str]] = {}
 
     @property
     def text(self) -> str:
@@ -160,6 +162,9 @@ class RecipeSaved(_Answer):
             or "none"
         )
         proof = f"\n{self.proof.text}" if self.proof is not None else ""
+        for step, alike in self.not_unique.items():
+            where = "; ".join(alike) or "unknown"
+            proof += f"\nstep {step!r}: its target matches several elements ({where}): narrow it"
         return (
             f"recipe {self.name!r} saved to {self.path} (definition hash "
             f"{self.definition_hash}); parameters: {listed}{proof}\n{self.yaml}"

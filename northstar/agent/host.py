@@ -267,6 +267,7 @@ class AgentHost:
             yaml=drafted.text,
             param_reasons=drafted.reasons,
             proof=proof,
+            not_unique=drafted.not_unique,
         )
 
     def _timeout(self, given: int | None, default: int) -> int:

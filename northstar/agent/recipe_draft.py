@@ -77,6 +77,7 @@ _ACTED_ON = re.compile(
 )
 _WHOLE_CHANGE = ScreenChangeSettings(max_items=10_000)
 _AMBIGUOUS_NOTE = "# TODO: several elements on the page matched this target; narrow it"
+_MAX_ALIKE = 5
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +90,7 @@ class ElementSeen:
     sensitive: bool = False
     unique: bool = True  # no other element of the page had this role and name
     within: tuple[str, str] | None = None  # a unique named ancestor, when not unique
+    alike: tuple[str, ...] = ()  # where the elements alike are, when not made unique
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +127,8 @@ class DraftedRecipe:
     text: str
     params: dict[str, dict[str, Any]] = field(default_factory=dict)
     reasons: dict[str, str] = field(default_factory=dict)  # why each parameter is one
+    # Steps whose target matches several elements, with where each is (never an index).
+    not_unique: dict[str, list[str]] = field(default_factory=dict)
 
 
 def plain_recipe_name(name: str) -> str:
@@ -195,9 +199,24 @@ def element_seen(observation: Observation, node: Node) -> ElementSeen:
             if parsed is not None and _count(observation, *parsed) == 1:
                 within = parsed
                 break
+    alike = () if unique or within is not None else _alike(observation, node)
     return ElementSeen(
-        node.role, node.name, node.placeholder, node.sensitive, unique or not node.name, within
+        node.role,
+        node.name,
+        node.placeholder,
+        node.sensitive,
+        unique or not node.name,
+        within,
+        alike,
     )
+
+
+def _alike(observation: Observation, node: Node) -> tuple[str, ...]:
+    """Where each element with the node's role and name is (its ancestors' labels), for a
+    target that could not be made unique: the candidates the save answer names."""
+    return tuple(
+        " > ".join(n.path) for n in observation.nodes if n.role == node.role and n.name == node.name
+    )[:_MAX_ALIKE]
 
 
 def node_for_target(observation: Observation | None, target: Target | None) -> Node | None:
@@ -258,7 +277,7 @@ def record_action(
         seen = by_adapter  # a role and name the page gave, rather than CSS
     sensitive = password or (seen is not None and seen.sensitive)
     if seen is not None and sensitive and not seen.sensitive:
-        seen = ElementSeen(seen.role, seen.name, seen.placeholder, True, seen.unique, seen.within)
+        seen = replace(seen, sensitive=True)
     if seen is None and sensitive:
         seen = by_adapter
     change = screen_change(before, after, _WHOLE_CHANGE) if before and after else None
@@ -357,6 +376,8 @@ class _Drafting:
     opened_by: dict[str, str] = field(default_factory=dict)  # popup role -> its step id
     submitted: set[str] = field(default_factory=set)  # parameters a later submission sends
     echoed: set[str] = field(default_factory=set)  # parameters a submission's result shows
+    # Steps whose target could not be made unique: where the elements alike are.
+    not_unique: dict[str, list[str]] = field(default_factory=dict)
     steps: list[dict[str, Any]] = field(default_factory=list)
     notes: list[list[str]] = field(default_factory=list)
     step_ids: set[str] = field(default_factory=set)
@@ -527,6 +548,9 @@ def _step(
 ) -> tuple[dict[str, Any], list[str]]:
     body, notes = _body(draft, action, submitted=submitted)
     step: dict[str, Any] = {"id": draft.step_id(action), "tab": action.tab, **body}
+    if _AMBIGUOUS_NOTE in notes:
+        alike = action.element.alike if action.element is not None else ()
+        draft.not_unique[step["id"]] = list(alike)
     draft.opened_by.update(dict.fromkeys(action.opened, step["id"]))
     expect = _lift(_expectations(action, held), draft.lifted)
     if action.submit:
@@ -600,7 +624,13 @@ def draft_recipe(
     _check_renames(draft)
     text = _yaml(name, draft, _tabs(tabs, site, draft.opened_by), session_id)
     _refuse_todos(draft, text)
-    return DraftedRecipe(name=name, text=text, params=draft.params, reasons=draft.reasons)
+    return DraftedRecipe(
+        name=name,
+        text=text,
+        params=draft.params,
+        reasons=draft.reasons,
+        not_unique=draft.not_unique,
+    )
 
 
 def _check_renames(draft: _Drafting) -> None:

@@ -203,3 +203,24 @@ def test_a_dry_replay_acts_up_to_the_first_submission_and_only_resolves_it() -> 
     assert chosen.submission is not None
     assert chosen.submission.id == "click-go-2"
     assert dry_steps(plan.steps[:1]).submission is None
+
+
+def test_a_target_that_cannot_be_made_unique_is_reported_with_where_each_element_is() -> None:
+    observation = Observation(
+        tab="main",
+        url=f"{SITE}/admin/",
+        snapshot_id="s1",
+        nodes=(
+            Node(role="row", path=("table", "row")),
+            Node(role="link", name="Add", ref="e1", path=("table", "row", 'link "Add"')),
+            Node(role="row", path=("table", "row")),
+            Node(role="link", name="Add", ref="e2", path=("table", "row", 'link "Add"')),
+        ),
+    )
+    seen = element_seen(observation, observation.nodes[1])
+    assert not seen.unique
+    assert seen.within is None
+    assert seen.alike == ('table > row > link "Add"', 'table > row > link "Add"')
+    drafted = draft_recipe("t", TABS, [action(element=seen)])
+    assert drafted.not_unique == {"click-add": list(seen.alike)}
+    assert "# TODO: several elements" in drafted.text
