@@ -744,6 +744,16 @@ class PlaywrightSession:
         return observation
 
     @watched
+    async def submits_to(self, tab: str, target: Target, *, timeout_ms: int) -> str | None:
+        page = self._readable(tab)
+        locator = build_locator(page, target)
+        async with converted_errors(f"read the form of {target.describe()}", tab=tab):
+            if await locator.count() != 1:
+                return None
+            found = await locator.evaluate(_SUBMITS_TO_JS, timeout=timeout_ms)
+        return redact(str(found), self._secrets) if found else None
+
+    @watched
     async def screenshot(self, tab: str) -> bytes | None:
         page = self._pages.get(tab)
         if page is None or refused_page_shown(page.url):
@@ -759,6 +769,17 @@ class PlaywrightSession:
     def pages(self) -> Mapping[str, Page]:
         """The open pages by role (for observation capture and debugging aids)."""
         return dict(self._pages)
+
+
+# Where an element submits: its own formaction/formmethod, else its form's; path and query
+# only, so a recipe run against another base URL compares the same.
+_SUBMITS_TO_JS = """(el) => {
+  const form = el.form;
+  if (!form) return null;
+  const action = new URL(el.getAttribute('formaction') ? el.formAction : form.action);
+  const method = (el.getAttribute('formmethod') ? el.formMethod : form.method) || 'get';
+  return method.toUpperCase() + ' ' + action.pathname + action.search;
+}"""
 
 
 def _closed_popup(opener: str, url: str) -> Evidence:

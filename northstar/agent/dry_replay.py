@@ -54,6 +54,7 @@ class DryReplay(BaseModel):
     steps: list[StepResolution]
     stopped_before: str | None = None  # the first submission, resolved and not sent
     stand_ins: list[str] = []  # parameters filled with a stand-in value
+    submits_to: str | None = None  # where the first submission's element submits
     lint: list[str] = []
 
     @property
@@ -109,12 +110,30 @@ async def prove_recipe(host: BrowserHost, path: Path, base_url: str) -> DryRepla
     lint = _lint(path)
     chosen = dry_steps(plan.steps)
     resolved: list[StepResolution] = []
+    submits_to = None
     async with host.session(plan) as browser:
         replays = await _replay(browser, plan, chosen, resolved)
+        if replays and chosen.submission is not None:
+            submits_to = await _submits_to(browser, chosen.submission)
     stopped = chosen.submission.id if chosen.submission is not None and replays else None
     return DryReplay(
-        replays=replays, steps=resolved, stopped_before=stopped, stand_ins=stand_ins, lint=lint
+        replays=replays,
+        steps=resolved,
+        stopped_before=stopped,
+        stand_ins=stand_ins,
+        lint=lint,
+        submits_to=submits_to,
     )
+
+
+async def _submits_to(browser: BrowserSession, step: BoundStep) -> str | None:
+    target = step.step.action_target
+    if target is None:
+        return None
+    try:
+        return await browser.submits_to(step.tab, target, timeout_ms=step.timeout_ms)
+    except NorthstarError:
+        return None
 
 
 async def _replay(
