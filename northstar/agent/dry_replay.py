@@ -3,7 +3,8 @@
 ``save_recipe`` writes the file, then ``prove_recipe`` loads it as ``northstar run`` would
 (every static check), lints it, and replays it in a fresh browser context of its own (no
 cookies of the session) with its defaults, up to its first submission: each action is
-performed and its expectations checked; the submission's target is only resolved (it must
+performed and its expectations checked (``propose_fix`` passes the run's parameters
+again, as ``reconcile_run`` takes them); the submission's target is only resolved (it must
 match exactly one element) and nothing is sent. A parameter with no default (a secret) is
 filled with a stand-in, said so in the answer. The answer names each step's resolution, and
 either "replays as saved" or the first step that does not.
@@ -13,9 +14,10 @@ Which steps run is a plain decision (``dry_steps``); ``prove_recipe`` is its dri
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -90,11 +92,14 @@ def dry_steps(steps: Sequence[BoundStep]) -> _DrySteps:
     return _DrySteps(tuple(steps), None)
 
 
-def _plan(path: Path, base_url: str) -> tuple[Plan, list[str]]:
+def _plan(path: Path, base_url: str, given: Mapping[str, Any] | None) -> tuple[Plan, list[str]]:
     compiled = load_compiled(path)
     recipe = compiled.recipe
-    missing = [n for n, p in recipe.params.items() if p.default is None and p.required]
-    raw = dict.fromkeys(missing, DRY_VALUE)
+    given = dict(given or {})
+    missing = [
+        n for n, p in recipe.params.items() if p.default is None and p.required and n not in given
+    ]
+    raw = {**dict.fromkeys(missing, DRY_VALUE), **given}
     values = coerce_params(recipe.params, raw, recipe_dir=path.parent)
     return bind(compiled, values, base_url=base_url, iteration=1), missing
 
@@ -104,9 +109,12 @@ def _lint(path: Path) -> list[str]:
     return found[:_MAX_LINT_LINES]
 
 
-async def prove_recipe(host: BrowserHost, path: Path, base_url: str) -> DryReplay:
-    """Validate, lint and replay ``path`` dry; a ``RecipeInvalid`` on load is raised."""
-    plan, stand_ins = _plan(path, base_url)
+async def prove_recipe(
+    host: BrowserHost, path: Path, base_url: str, params: Mapping[str, Any] | None = None
+) -> DryReplay:
+    """Validate, lint and replay ``path`` dry (``params`` over its defaults); a
+    ``RecipeInvalid`` on load is raised."""
+    plan, stand_ins = _plan(path, base_url, params)
     lint = _lint(path)
     chosen = dry_steps(plan.steps)
     resolved: list[StepResolution] = []

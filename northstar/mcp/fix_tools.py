@@ -42,7 +42,11 @@ def _journal(journal_path: Path) -> Journal:
 
 
 async def replay_proposal(
-    journal_path: Path, run_id: str, recipe_text: str, host: BrowserHost
+    journal_path: Path,
+    run_id: str,
+    recipe_text: str,
+    host: BrowserHost,
+    params: dict[str, Any] | None = None,
 ) -> DryReplay:
     """The proposal replayed dry, from a file beside the run's recipe (its uploads resolve
     the same way), removed afterwards; a proposal that does not load raises its error."""
@@ -56,7 +60,7 @@ async def replay_proposal(
     ) as written:  # fmt: skip
         written.write(recipe_text)
     try:
-        return await prove_recipe(host, Path(written.name), base_url)
+        return await prove_recipe(host, Path(written.name), base_url, params)
     finally:
         os.unlink(written.name)  # a small local file: removing it does not wait on I/O
 
@@ -96,21 +100,25 @@ def register_tools(
 ) -> None:
     """The tool ``propose_fix``; with ``browser``, each proposal is replayed dry first."""
 
-    async def propose_fix_tool(run_id: str, recipe_text: str) -> CallToolResult:
+    async def propose_fix_tool(
+        run_id: str, recipe_text: str, params: dict[str, Any] | None = None
+    ) -> CallToolResult:
         """Propose the whole repaired recipe (YAML) for a run's recipe file.
 
         It must load (else the loader's coded error, and nothing is stored), and it is
         replayed dry up to its first submission (resolved, never sent); one that does not
-        replay is answered with the failing step and not stored. A unified diff against
-        the file is stored for a person, who applies it with `northstar review --apply
-        ID`; nothing changes until then. Returns the proposal's id, the diff and the
+        replay is answered with the failing step and not stored. params: the run's
+        parameters again (the journal keeps none), else the recipe's defaults. A unified
+        diff against the file is stored for a person, who applies it with `northstar review
+        --apply ID`; nothing changes until then. Returns the proposal's id, the diff and the
         replay's steps.
         """
 
         async def store() -> dict[str, Any]:
             if browser is None:
                 return propose_answer(journal_path, run_id, recipe_text)
-            proof = await replay_proposal(journal_path, run_id, recipe_text, await browser.host())
+            host = await browser.host()
+            proof = await replay_proposal(journal_path, run_id, recipe_text, host, params)
             elsewhere = submits_elsewhere(journal_path, run_id, proof)
             if not proof.replays or elsewhere is not None:
                 said = elsewhere or proof.text
