@@ -57,7 +57,8 @@ def size(result: CallToolResult) -> int:
     """What the client received: every text block, plus the structured content as JSON."""
     chars = sum(len(getattr(block, "text", "") or "") for block in result.content)
     if result.structured_content is not None:
-        chars += len(json.dumps(result.structured_content, ensure_ascii=False))
+        compact = json.dumps(result.structured_content, ensure_ascii=False, separators=(",", ":"))
+        chars += len(compact)  # as the SDK sends it: compact JSON
     return chars
 
 
