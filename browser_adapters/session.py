@@ -487,11 +487,25 @@ class PlaywrightSession:
             _, late = await asyncio.wait(waits, timeout=_POPUP_CLOSE_S)
             for wait in late:
                 wait.cancel()
-        for seen in self._adopted:
+        for seen in list(self._adopted):
             page = self._pages.get(seen.tab)
             if seen.kind == "tab_opened" and page is not None:
                 with suppress(PlaywrightError):  # it closed itself already: reported too
                     await page.wait_for_load_state("domcontentloaded", timeout=_POPUP_LOAD_MS)
+                await self._refuse_adopted(seen.tab, page)
+
+    async def _refuse_adopted(self, role: str, page: Page) -> None:
+        """A popup the gate refused (it headed outside its opener's origins) is closed, not
+        kept as a tab: ``ORIGIN_BLOCKED``, as for a popup no step declares."""
+        refused = self._blocked.pop(role, None)
+        if refused is None:
+            return
+        self._adopted = [e for e in self._adopted if e.tab != role]
+        self._pages.pop(role, None)
+        with suppress(PlaywrightError):  # it may be gone already
+            await page.close()
+        opener = self._acting or self._opener_role()
+        raise _undeclared_error(refused, opener, self._secrets)
 
     @watched
     async def perform_on_reference(
