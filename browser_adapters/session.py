@@ -6,7 +6,10 @@ forgotten so that the next step on it is ``TAB_CLOSED``. The origin gate
 (``origin_gate.py``) refuses a top-level document outside a role's origins, at every hop
 of a redirect, and this session reports it as ``ORIGIN_BLOCKED`` naming both URLs. A popup
 no step declared (``opens_tab``) loads nothing and is closed: ``ORIGIN_BLOCKED`` if it was
-heading outside its opener's origins, a ``popup_closed`` evidence item otherwise. A page
+heading outside its opener's origins, a ``popup_closed`` evidence item otherwise. In an
+agent's session (``Plan.adopt_popups``) such a popup becomes a tab ``popup-N`` instead,
+guarded by its opener's origins from its first request, reported as ``tab_opened`` (and
+``tab_closed`` when it closes) in the evidence of the action that saw it. A page
 the context opens with no opener (a middle-click, ctrl/shift/meta-click) is never a
 declared popup: the gate refuses its first request like an undeclared popup's, and the
 session closes it the same way.
@@ -145,6 +148,16 @@ class _AwaitedPopup:
 # Closing a popup is one round trip; a bound, not a pause: generous, as a busy machine may
 # take seconds for it and a popup still closing when its step ends loses its evidence.
 _POPUP_CLOSE_S = 30.0
+_POPUP_LOAD_MS = 30_000  # an adopted popup's first document; a bound, not a pause
+
+
+@dataclass
+class _Adopting:
+    """A popup the gate gave a generated role (``Plan.adopt_popups``), until its page is bound."""
+
+    opener: str
+    role: str
+    bound: asyncio.Event = field(default_factory=asyncio.Event)
 
 
 class PlaywrightSession:
@@ -183,6 +196,8 @@ class PlaywrightSession:
         self._undeclared: list[tuple[str, Refusal]] = []  # (opener role, what it asked for)
         self._notices: list[Evidence] = []  # undeclared popups closed inside the origins
         self._awaited: _AwaitedPopup | None = None
+        self._adopting: list[_Adopting] = []  # in creation order, as the gate saw them
+        self._adopted: list[Evidence] = []  # tabs opened or closed since the last action
         self._closing: set[asyncio.Task[None]] = set()
         self._acting: str | None = None  # the role of the step running, or that ran last
         self._opening = asyncio.Lock()  # held while a tab's own new page is made and bound
@@ -202,7 +217,19 @@ class PlaywrightSession:
         role = self._awaited.claim(opener, "gate") if self._awaited is not None else None
         if role is not None:
             return self._guard(role)
+        if self._plan.adopt_popups:
+            return self._guard(self._adopt(opener))
         return self._undeclared_guard(opener)
+
+    def _adopt(self, opener: str) -> str:
+        """A new role for a popup of ``opener``, with the opener's origins, before it loads."""
+        number = 1 + sum(1 for role in self._plan.tabs if role.startswith("popup-"))
+        role = f"popup-{number}"
+        origins = self._plan.tabs[opener].origins
+        tabs = {**self._plan.tabs, role: BoundTab(role, None, None, origins)}
+        self._plan = replace(self._plan, tabs=tabs)
+        self._adopting.append(_Adopting(opener, role))
+        return role
 
     def _undeclared_guard(self, opener: str) -> PageGuard:
         return PageGuard(
@@ -226,6 +253,14 @@ class PlaywrightSession:
     def _on_popup(self, opener: str, popup: Page) -> None:
         if self._awaited is not None and self._awaited.claim(opener, "page") is not None:
             return  # the step's expect_popup takes it
+        adopting = next((a for a in self._adopting if a.opener == opener), None)
+        if adopting is not None:
+            self._adopting.remove(adopting)
+            self._bind(adopting.role, popup)
+            opened = f"popup of tab {opener!r}"
+            self._adopted.append(Evidence("tab_opened", adopting.role, opened, True, popup.url))
+            adopting.bound.set()
+            return
         self._spawn(self._close_undeclared(opener, popup))
 
     def _on_new_page(self, page: Page) -> None:
@@ -328,6 +363,8 @@ class PlaywrightSession:
         if self._pages.get(role) is page:
             del self._pages[role]
             self._closed.add(role)
+            if self._plan.adopt_popups:
+                self._adopted.append(Evidence("tab_closed", role, "the tab closed", True))
 
     def page(self, role: str) -> Page:
         """The role's page, or ``TAB_CLOSED`` if it was closed or never opened."""
@@ -443,8 +480,37 @@ class PlaywrightSession:
         if self._closing:  # popups the step opened are still being closed: wait, bounded
             await asyncio.wait(set(self._closing), timeout=_POPUP_CLOSE_S)
         self._settle_undeclared()
+        await self._settle_adopted()
         notices, self._notices = tuple(self._notices), []
-        return notices
+        adopted, self._adopted = tuple(self._adopted), []
+        return (*notices, *adopted)
+
+    async def _settle_adopted(self) -> None:
+        """Popups the step opened, bound to their roles and loaded (each bounded)."""
+        waits = [asyncio.ensure_future(adopting.bound.wait()) for adopting in self._adopting]
+        if waits:  # the gate saw them created; Playwright's popup event follows
+            _, late = await asyncio.wait(waits, timeout=_POPUP_CLOSE_S)
+            for wait in late:
+                wait.cancel()
+        for seen in list(self._adopted):
+            page = self._pages.get(seen.tab)
+            if seen.kind == "tab_opened" and page is not None:
+                with suppress(PlaywrightError):  # it closed itself already: reported too
+                    await page.wait_for_load_state("domcontentloaded", timeout=_POPUP_LOAD_MS)
+                await self._refuse_adopted(seen.tab, page)
+
+    async def _refuse_adopted(self, role: str, page: Page) -> None:
+        """A popup the gate refused (it headed outside its opener's origins) is closed, not
+        kept as a tab: ``ORIGIN_BLOCKED``, as for a popup no step declares."""
+        refused = self._blocked.pop(role, None)
+        if refused is None:
+            return
+        self._adopted = [e for e in self._adopted if e.tab != role]
+        self._pages.pop(role, None)
+        with suppress(PlaywrightError):  # it may be gone already
+            await page.close()
+        opener = self._acting or self._opener_role()
+        raise _undeclared_error(refused, opener, self._secrets)
 
     @watched
     async def perform_on_reference(
@@ -701,6 +767,16 @@ class PlaywrightSession:
         return observation
 
     @watched
+    async def submits_to(self, tab: str, target: Target, *, timeout_ms: int) -> str | None:
+        page = self._readable(tab)
+        locator = build_locator(page, target)
+        async with converted_errors(f"read the form of {target.describe()}", tab=tab):
+            if await locator.count() != 1:
+                return None
+            found = await locator.evaluate(_SUBMITS_TO_JS, timeout=timeout_ms)
+        return redact(str(found), self._secrets) if found else None
+
+    @watched
     async def screenshot(self, tab: str) -> bytes | None:
         page = self._pages.get(tab)
         if page is None or refused_page_shown(page.url):
@@ -731,6 +807,17 @@ class PlaywrightSession:
     def pages(self) -> Mapping[str, Page]:
         """The open pages by role (for observation capture and debugging aids)."""
         return dict(self._pages)
+
+
+# Where an element submits: its own formaction/formmethod, else its form's; path and query
+# only, so a recipe run against another base URL compares the same.
+_SUBMITS_TO_JS = """(el) => {
+  const form = el.form;
+  if (!form) return null;
+  const action = new URL(el.getAttribute('formaction') ? el.formAction : form.action);
+  const method = (el.getAttribute('formmethod') ? el.formMethod : form.method) || 'get';
+  return method.toUpperCase() + ' ' + action.pathname + action.search;
+}"""
 
 
 def _closed_popup(opener: str, url: str) -> Evidence:

@@ -28,6 +28,11 @@ submit=False, key=None, timeout_ms=None)`` -> ``ActAnswer``
     the action as a submission (in flight, durably, before it is sent): the same call
     again, or the same ``key``, returns the first answer and sends nothing; the same
     ``key`` with other inputs is ``IDEMPOTENCY_CONFLICT``.
+``tabs(session_id, credential)`` -> ``TabsAnswer``
+    The open tab roles, the URL each showed last and the role that opened it. A popup
+    or new tab an action opens becomes a role (``popup-1``, ...; gated by its opener's
+    origins from its first request), named in the ``ActAnswer``'s ``tabs_opened``; a tab
+    that closes itself is in ``tabs_closed`` and the answer shows its opener's change.
 ``check(session_id, credential, tab, check, timeout_ms=None)`` -> ``CheckAnswer``
     A recipe check (``{"visible": {"role": "heading", "name": "Thanks"}}``, ``url``,
     ``text``...), waited for; passive, so the monitor does not count it as an action.
@@ -62,6 +67,7 @@ from northstar.agent.answers import (
     RecipeSaved,
     SessionClosed,
     SessionOpened,
+    TabsAnswer,
 )
 from northstar.agent.host import AgentHost, open_agent_host
 from northstar.agent.settings import AgentSettings
@@ -75,5 +81,6 @@ __all__ = [
     "RecipeSaved",
     "SessionClosed",
     "SessionOpened",
+    "TabsAnswer",
     "open_agent_host",
 ]

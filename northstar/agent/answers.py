@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
+from northstar.agent.dry_replay import DryReplay
 from northstar.monitor.behavior import LoopSignal
 
 __all__ = [
@@ -20,6 +21,7 @@ __all__ = [
     "RecipeSaved",
     "SessionClosed",
     "SessionOpened",
+    "TabsAnswer",
 ]
 
 
@@ -80,11 +82,40 @@ class ActAnswer(_Answer):
     submission_key: str | None = None
     page: ObserveAnswer
     signal: LoopSignal | None = None
+    # Popups the action opened (each now a tab role of the session, guarded by its
+    # opener's origins), and tabs that closed; when ``tab`` closed, ``page`` is its opener's.
+    tabs_opened: list[str] = []
+    tabs_closed: list[str] = []
 
     @property
     def text(self) -> str:
         head = self.did if self.dispatched else f"{self.did}: already done, not sent again"
-        return "\n".join([head, _without_signal(self.page.text), *_signal_lines(self.signal)])
+        lines = [head, *self._tab_lines(), _without_signal(self.page.text)]
+        return "\n".join([*lines, *_signal_lines(self.signal)])
+
+    def _tab_lines(self) -> list[str]:
+        lines = [
+            f"opened tab {role!r} (a popup; act on it with tab={role!r})"
+            for role in self.tabs_opened
+        ]
+        lines += [f"tab {role!r} closed itself" for role in self.tabs_closed]
+        if self.page.tab != self.tab:
+            lines.append(f"tab {self.page.tab!r}, which opened it, after the action:")
+        return lines
+
+
+class TabsAnswer(_Answer):
+    """The session's open tabs: role, the URL it showed last, and the role that opened it."""
+
+    tabs: list[dict[str, str | None]]
+
+    @property
+    def text(self) -> str:
+        lines = []
+        for tab in self.tabs:
+            opener = f" (popup of {tab['opened_by']!r})" if tab["opened_by"] else ""
+            lines.append(f"{tab['role']}{opener}: {tab['url'] or 'not observed yet'}")
+        return "\n".join(lines) or "no open tabs"
 
 
 class CheckAnswer(_Answer):
@@ -116,13 +147,27 @@ class RecipeSaved(_Answer):
     definition_hash: str
     params: dict[str, str]
     yaml: str
+    param_reasons: dict[str, str] = {}  # why each parameter is one
+    proof: DryReplay | None = None  # validated, linted and replayed dry up to a submission
+    # Steps whose target could not be made unique, with where the elements alike are.
+    not_unique: dict[str, list[str]] = {}
 
     @property
     def text(self) -> str:
-        listed = ", ".join(f"{name} ({kind})" for name, kind in self.params.items()) or "none"
+        listed = (
+            ", ".join(
+                f"{name} ({kind}: {self.param_reasons.get(name, 'typed')})"
+                for name, kind in self.params.items()
+            )
+            or "none"
+        )
+        proof = f"\n{self.proof.text}" if self.proof is not None else ""
+        for step, alike in self.not_unique.items():
+            where = "; ".join(alike) or "unknown"
+            proof += f"\nstep {step!r}: its target matches several elements ({where}): narrow it"
         return (
             f"recipe {self.name!r} saved to {self.path} (definition hash "
-            f"{self.definition_hash}); parameters: {listed}\n{self.yaml}"
+            f"{self.definition_hash}); parameters: {listed}{proof}\n{self.yaml}"
         )
 
 

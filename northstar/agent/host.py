@@ -18,6 +18,7 @@ from collections.abc import AsyncIterator, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any, Self, Unpack
+from urllib.parse import urlsplit
 
 import structlog
 from pydantic import ValidationError
@@ -30,7 +31,9 @@ from northstar.agent.answers import (
     RecipeSaved,
     SessionClosed,
     SessionOpened,
+    TabsAnswer,
 )
+from northstar.agent.dry_replay import prove_recipe
 from northstar.agent.recipe_draft import draft_recipe
 from northstar.agent.recipe_file import write_recipe
 from northstar.agent.session import ITERATION, SessionCore
@@ -68,6 +71,7 @@ def _session_plan(tabs: Mapping[str, BoundTab], settings: AgentSettings) -> Plan
         default_timeout_ms=settings.open_timeout_ms,
         params_fingerprint="",
         upload_roots=() if settings.files_dir is None else (str(settings.files_dir.resolve()),),
+        adopt_popups=True,
     )
 
 
@@ -206,6 +210,13 @@ class AgentHost:
         async with self._locked(session_id, credential) as session:
             return await session.act(request, waited)
 
+    async def tabs(self, session_id: str, credential: str) -> TabsAnswer:
+        """The session's open tabs, popups its actions opened included."""
+        async with self._locked(session_id, credential) as session:
+            listed = session.tab_list()
+        keys = ("role", "url", "opened_by")
+        return TabsAnswer(tabs=[dict(zip(keys, tab, strict=True)) for tab in listed])
+
     async def check(
         self,
         session_id: str,
@@ -243,6 +254,7 @@ class AgentHost:
             name, tabs, history, renames=dict(params or {}), session_id=session_id
         )
         path, digest = write_recipe(self.recipes, drafted, overwrite=overwrite)
+        proof = await prove_recipe(self._host, path, _site_of(tabs))
         kinds = {p: "secret" if s.get("secret") else "default" for p, s in drafted.params.items()}
         self._journal.event(session_id, "agent_recipe_saved", recipe=name, path=str(path))
         log.info("agent_recipe_saved", session=session_id, name=name, path=str(path))
@@ -253,6 +265,9 @@ class AgentHost:
             definition_hash=digest,
             params=kinds,
             yaml=drafted.text,
+            param_reasons=drafted.reasons,
+            proof=proof,
+            not_unique=drafted.not_unique,
         )
 
     def _timeout(self, given: int | None, default: int) -> int:
@@ -280,6 +295,12 @@ async def open_agent_host(
             AgentHost(host, journal, settings=settings, recipes=recipes) as agents,
         ):
             yield agents
+
+
+def _site_of(tabs: Mapping[str, BoundTab]) -> str:
+    """The origin the saved recipe's ``{{ base_url }}`` stands for: the first role's."""
+    parts = urlsplit(next(iter(tabs.values())).start or "")
+    return f"{parts.scheme}://{parts.netloc}"
 
 
 def _no_session(session_id: str) -> CredentialsInvalid:

@@ -28,9 +28,10 @@ writes the file. What becomes of a session:
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
@@ -48,18 +49,26 @@ __all__ = [
     "ElementSeen",
     "ExecutedAction",
     "HeldCheck",
+    "content_name",
     "draft_recipe",
     "element_seen",
     "node_for_target",
     "plain_recipe_name",
     "record_action",
     "visible_after",
+    "with_tabs",
 ]
 
 _PLAIN_RECIPE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 _LABEL = re.compile(r'^(?P<role>\S+) "(?P<name>(?:[^"\\]|\\.)*)"$')
 _BUILT_INS = frozenset({"base_url", "iteration"})
 _VISIBLE_ROLES = ("heading", "status", "alert")
+_FIELD_ROLES = ("combobox", "listbox")
+# Roles whose accessible name comes from their content when nothing else names them.
+_NAMED_BY_CONTENT = frozenset(
+    {"button", "link", "menuitem", "menuitemcheckbox", "menuitemradio", "tab", "option"}
+)
+_URL_KEYS = frozenset({"url", "url_regex", "goto"})
 _MAX_VISIBLE = 2  # expectations per step drawn from the screen change
 _MIN_LIFTED = 3  # shorter typed values are not replaced inside expectations
 _CSS_NOTE = "# target by CSS: the observation named no role, name, label or placeholder; review"
@@ -68,6 +77,7 @@ _ACTED_ON = re.compile(
 )
 _WHOLE_CHANGE = ScreenChangeSettings(max_items=10_000)
 _AMBIGUOUS_NOTE = "# TODO: several elements on the page matched this target; narrow it"
+_MAX_ALIKE = 5
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +90,7 @@ class ElementSeen:
     sensitive: bool = False
     unique: bool = True  # no other element of the page had this role and name
     within: tuple[str, str] | None = None  # a unique named ancestor, when not unique
+    alike: tuple[str, ...] = ()  # where the elements alike are, when not made unique
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +106,9 @@ class ExecutedAction:
     url_before: str
     url_after: str
     appeared: tuple[dict[str, Any], ...] = ()  # checks from the screen change
+    opened: tuple[str, ...] = ()  # popups it opened: tab roles with ``opened_by`` this step
+    # Its own tab closed itself (a popup's save): ``appeared`` is then its opener's change.
+    closed_own: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +126,9 @@ class DraftedRecipe:
     name: str
     text: str
     params: dict[str, dict[str, Any]] = field(default_factory=dict)
+    reasons: dict[str, str] = field(default_factory=dict)  # why each parameter is one
+    # Steps whose target matches several elements, with where each is (never an index).
+    not_unique: dict[str, list[str]] = field(default_factory=dict)
 
 
 def plain_recipe_name(name: str) -> str:
@@ -139,8 +156,41 @@ def _count(observation: Observation, role: str, name: str) -> int:
     return sum(1 for n in observation.nodes if n.role == role and n.name == name)
 
 
+def content_name(observation: Observation, node: Node) -> str:
+    """The text of ``node``'s descendants: the accessible name of a button or link named by
+    a child element (``<button><svg/><em>Publish</em></button>``), which the page's snapshot
+    leaves off the node itself. Empty for other roles, or a node that has its name."""
+    if node.name or node.role not in _NAMED_BY_CONTENT or node not in observation.nodes:
+        return ""
+    return _content_at(observation.nodes, observation.nodes.index(node))
+
+
+def _content_at(nodes: Sequence[Node], index: int) -> str:
+    node, depth = nodes[index], len(nodes[index].path)
+    words: list[str] = []
+    for child in nodes[index + 1 :]:  # pre-order: descendants come next, together
+        if len(child.path) <= depth or child.path[:depth] != node.path:
+            break
+        words.extend(t for t in (child.name, child.value) if t)
+    return " ".join(" ".join(words).split())
+
+
+def _content_named(nodes: Sequence[Node]) -> tuple[Node, ...]:
+    """Every node, each nameless button or link named by its content."""
+    return tuple(
+        replace(n, name=_content_at(nodes, i) or n.name)
+        if not n.name and n.role in _NAMED_BY_CONTENT
+        else n
+        for i, n in enumerate(nodes)
+    )
+
+
 def element_seen(observation: Observation, node: Node) -> ElementSeen:
     """The element's role, name and scope in ``observation``, for a target that lasts."""
+    named = content_name(observation, node)
+    if named:  # counted as the page names it, so two "Publish" buttons stay ambiguous
+        node = replace(node, name=named)
+        observation = observation.model_copy(update={"nodes": _content_named(observation.nodes)})
     unique = bool(node.name) and _count(observation, node.role, node.name) == 1
     within = None
     if node.name and not unique:
@@ -149,9 +199,24 @@ def element_seen(observation: Observation, node: Node) -> ElementSeen:
             if parsed is not None and _count(observation, *parsed) == 1:
                 within = parsed
                 break
+    alike = () if unique or within is not None else _alike(observation, node)
     return ElementSeen(
-        node.role, node.name, node.placeholder, node.sensitive, unique or not node.name, within
+        node.role,
+        node.name,
+        node.placeholder,
+        node.sensitive,
+        unique or not node.name,
+        within,
+        alike,
     )
+
+
+def _alike(observation: Observation, node: Node) -> tuple[str, ...]:
+    """Where each element with the node's role and name is (its ancestors' labels), for a
+    target that could not be made unique: the candidates the save answer names."""
+    return tuple(
+        " > ".join(n.path) for n in observation.nodes if n.role == node.role and n.name == node.name
+    )[:_MAX_ALIKE]
 
 
 def node_for_target(observation: Observation | None, target: Target | None) -> Node | None:
@@ -212,7 +277,7 @@ def record_action(
         seen = by_adapter  # a role and name the page gave, rather than CSS
     sensitive = password or (seen is not None and seen.sensitive)
     if seen is not None and sensitive and not seen.sensitive:
-        seen = ElementSeen(seen.role, seen.name, seen.placeholder, True, seen.unique, seen.within)
+        seen = replace(seen, sensitive=True)
     if seen is None and sensitive:
         seen = by_adapter
     change = screen_change(before, after, _WHOLE_CHANGE) if before and after else None
@@ -227,6 +292,45 @@ def record_action(
         url_after=after.url if after is not None else "",
         appeared=visible_after(change) if change is not None else (),
     )
+
+
+def with_tabs(
+    action: ExecutedAction,
+    opened: Sequence[str],
+    closed: Sequence[str],
+    opener_before: Observation | None,
+    opener_after: Observation | None,
+) -> ExecutedAction:
+    """``action`` with the tabs it opened, and, when it closed its own tab, the change it
+    caused on the opener (Django's popup puts its new option in the opener's form)."""
+    closed_own = action.tab in closed
+    appeared = action.appeared
+    if closed_own and opener_before is not None and opener_after is not None:
+        change = screen_change(opener_before, opener_after, _WHOLE_CHANGE)
+        appeared = tuple({**check, "tab": opener_after.tab} for check in opener_change(change))
+    return replace(action, opened=tuple(opened), closed_own=closed_own, appeared=appeared)
+
+
+def opener_change(change: ScreenChange) -> tuple[dict[str, Any], ...]:
+    """Checks for what a closing popup changed on its opener: an option it added to a
+    select (the select's text then holds it; an option itself is never "visible"), or a
+    heading or status that appeared."""
+    checks = list(visible_after(change))
+    for item in change.added:
+        field_label = _field_of(item.path) if item.role == "option" and item.name else None
+        if field_label is not None:
+            target = {"role": field_label[0], "name": field_label[1]}
+            checks.append({"text": {"target": target, "contains": item.name}})
+    return tuple(checks[:_MAX_VISIBLE])
+
+
+def _field_of(path: Sequence[str]) -> tuple[str, str] | None:
+    """The named select (combobox or listbox) an option's path runs through."""
+    for label in reversed(path[:-1]):
+        parsed = _parse_label(label)
+        if parsed is not None and parsed[0] in _FIELD_ROLES:
+            return parsed
+    return None
 
 
 # URLs
@@ -265,24 +369,46 @@ class _Drafting:
     site: str
     renames: Mapping[str, str]
     params: dict[str, dict[str, Any]] = field(default_factory=dict)
-    lifted: list[tuple[str, str]] = field(default_factory=list)  # (typed value, param)
+    # (typed value, its parameter)
+    lifted: list[tuple[str, str]] = field(default_factory=list)
+    # Each parameter and why it is one (the save answer lists them).
+    reasons: dict[str, str] = field(default_factory=dict)
+    opened_by: dict[str, str] = field(default_factory=dict)  # popup role -> its step id
+    submitted: set[str] = field(default_factory=set)  # parameters a later submission sends
+    echoed: set[str] = field(default_factory=set)  # parameters a submission's result shows
+    # Steps whose target could not be made unique: where the elements alike are.
+    not_unique: dict[str, list[str]] = field(default_factory=dict)
     steps: list[dict[str, Any]] = field(default_factory=list)
     notes: list[list[str]] = field(default_factory=list)
     step_ids: set[str] = field(default_factory=set)
     proposed: set[str] = field(default_factory=set)
 
-    def param(self, label: str, value: str | None, *, secret: bool) -> str:
+    def param(self, label: str, value: str | None, *, secret: bool, submitted: bool = False) -> str:
+        """A parameter for a typed or chosen value; the template that stands for it."""
         proposed = _unique(_plain(label), self.proposed)
         self.proposed.add(proposed)
         name = self.renames.get(proposed, proposed)
         if name in self.params or name in _BUILT_INS:
             name = _unique(name, set(self.params) | _BUILT_INS)
+        template = "{{ " + name + " }}"
         if secret or value is None:
             self.params[name] = {"type": "string", "secret": True, "required": True}
-        else:
-            self.params[name] = {"type": "string", "default": value}
-            self.lifted.append((value, name))
-        return name
+            self.reasons[name] = f"typed into the sensitive field {label!r}: required, not saved"
+            return template
+        self.params[name] = {"type": "string", "default": value}
+        self.reasons[name] = f"typed or chosen in {label!r}"
+        if submitted:
+            self.submitted.add(name)
+        self.lifted.append((value, name))
+        return template
+
+    def make_unique(self) -> None:
+        """A submitted value the page showed back after a submission names the record
+        (a title): each iteration appends its number, so ``--repeat 3`` does not send
+        three identical records by accident. Other values keep their default."""
+        for name in sorted(self.submitted & self.echoed):
+            self.steps = _with_iteration(self.steps, "{{ " + name + " }}")
+            self.reasons[name] += ", submitted and shown back: each iteration appends its number"
 
     def step_id(self, action: ExecutedAction) -> str:
         label = action.element.name if action.element is not None else ""
@@ -339,8 +465,11 @@ def _sensitive(action: ExecutedAction) -> bool:
     return action.element is not None and action.element.sensitive
 
 
-def _body(draft: _Drafting, action: ExecutedAction) -> tuple[dict[str, Any], list[str]]:
-    """The step's action body (``{"fill": {...}}``) and its comments."""
+def _body(
+    draft: _Drafting, action: ExecutedAction, *, submitted: bool
+) -> tuple[dict[str, Any], list[str]]:
+    """The step's action body (``{"fill": {...}}``) and its comments; ``submitted``: a
+    later submission on its tab sends what it typed."""
     kind, value = action.action, action.value
     if kind == "goto":
         return {"goto": _site_url(str(value), draft.site)}, []
@@ -353,11 +482,11 @@ def _body(draft: _Drafting, action: ExecutedAction) -> tuple[dict[str, Any], lis
     body: dict[str, Any] = {"target": target}
     if kind == "fill":
         secret = _sensitive(action) or value is None
-        name = draft.param(_field_label(action), None if secret else str(value), secret=secret)
-        body["value"] = "{{ " + name + " }}"
+        typed = None if secret else str(value)
+        label = _field_label(action)
+        body["value"] = draft.param(label, typed, secret=secret, submitted=submitted)
     elif kind == "select" and isinstance(value, str):
-        name = draft.param(_field_label(action), value, secret=_sensitive(action))
-        body["value"] = "{{ " + name + " }}"
+        body["value"] = draft.param(_field_label(action), value, secret=_sensitive(action))
     elif kind == "select":
         body["values"] = list(value or ())
     elif kind == "upload":
@@ -367,7 +496,7 @@ def _body(draft: _Drafting, action: ExecutedAction) -> tuple[dict[str, Any], lis
 
 def _expectations(action: ExecutedAction, held: Sequence[HeldCheck]) -> list[dict[str, Any]]:
     expect: list[dict[str, Any]] = []
-    moved = action.url_before and action.url_after != action.url_before
+    moved = action.url_before and action.url_after and action.url_after != action.url_before
     if moved and action.action != "goto":
         expect.append({"url": url_glob(action.url_after)})
     expect.extend(action.appeared)
@@ -380,26 +509,52 @@ def _expectations(action: ExecutedAction, held: Sequence[HeldCheck]) -> list[dic
     return expect
 
 
-def _lift(value: Any, lifted: Sequence[tuple[str, str]]) -> Any:
-    """``value`` with every typed value in its strings replaced by its parameter."""
+def _with_iteration(value: Any, template: str) -> Any:
+    """``value`` with ``template`` followed by `` {{ iteration }}`` wherever it stands."""
     if isinstance(value, dict):
-        return {k: _lift(v, lifted) for k, v in value.items()}
+        return {k: _with_iteration(v, template) for k, v in value.items()}
     if isinstance(value, list):
-        return [_lift(v, lifted) for v in value]
-    if not isinstance(value, str):
+        return [_with_iteration(v, template) for v in value]
+    if isinstance(value, str):
+        return value.replace(template, template + " {{ iteration }}")
+    return value
+
+
+def _lifted_names(value: Any, lifted: Sequence[tuple[str, str]]) -> set[str]:
+    """The parameters whose template ``value`` holds."""
+    text = json.dumps(value)
+    return {name for _, name in lifted if "{{ " + name + " }}" in text}
+
+
+def _lift(value: Any, lifted: Sequence[tuple[str, str]], key: str = "") -> Any:
+    """``value`` with every typed value in its strings replaced by its template, only
+    where it stands whole (not inside a word: ``admin`` in ``administration`` stays), and
+    never in a URL glob (``**/admin/`` is a path, not the typed name)."""
+    if isinstance(value, dict):
+        return {k: _lift(v, lifted, k) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_lift(v, lifted, key) for v in value]
+    if not isinstance(value, str) or key in _URL_KEYS:
         return value
     for typed, name in sorted(lifted, key=lambda pair: -len(pair[0])):
-        if len(typed) >= _MIN_LIFTED and typed in value:
-            value = value.replace(typed, "{{ " + name + " }}")
+        if len(typed) >= _MIN_LIFTED:
+            whole = re.compile(r"(?<!\w)" + re.escape(typed) + r"(?!\w)")
+            value = whole.sub("{{ " + name + " }}", value)
     return value
 
 
 def _step(
-    draft: _Drafting, action: ExecutedAction, held: Sequence[HeldCheck]
+    draft: _Drafting, action: ExecutedAction, held: Sequence[HeldCheck], *, submitted: bool
 ) -> tuple[dict[str, Any], list[str]]:
-    body, notes = _body(draft, action)
+    body, notes = _body(draft, action, submitted=submitted)
     step: dict[str, Any] = {"id": draft.step_id(action), "tab": action.tab, **body}
+    if _AMBIGUOUS_NOTE in notes:
+        alike = action.element.alike if action.element is not None else ()
+        draft.not_unique[step["id"]] = list(alike)
+    draft.opened_by.update(dict.fromkeys(action.opened, step["id"]))
     expect = _lift(_expectations(action, held), draft.lifted)
+    if action.submit:
+        draft.echoed |= _lifted_names(expect, draft.lifted)
     if action.submit:
         step["effect"] = "submit"
         if not expect:
@@ -422,14 +577,25 @@ def _grouped(
     return grouped
 
 
-def _tabs(tabs: Mapping[str, BoundTab], site: str) -> dict[str, Any]:
-    return {
-        role: {
-            "start": _site_url(tab.start or "", site),
-            "origins": ["{{ base_url }}" if o == site else o for o in tab.origins],
-        }
-        for role, tab in tabs.items()
-    }
+def _tabs(tabs: Mapping[str, BoundTab], site: str, opened_by: Mapping[str, str]) -> dict[str, Any]:
+    """Each role the runner opens (``start``, ``origins``), then each popup a saved step
+    opened (``opened_by`` that step; it keeps its opener's origins)."""
+    written: dict[str, Any] = {}
+    for role, tab in tabs.items():
+        if tab.start is not None:
+            origins = ["{{ base_url }}" if o == site else o for o in tab.origins]
+            written[role] = {"start": _site_url(tab.start, site), "origins": origins}
+        elif role in opened_by:
+            written[role] = {"opened_by": opened_by[role]}
+    return written
+
+
+def _submitted(grouped: Sequence[tuple[ExecutedAction, list[HeldCheck]]]) -> list[bool]:
+    """For each action: whether a later submission on its tab sends what it typed."""
+    return [
+        any(later.submit and later.tab == action.tab for later, _ in grouped[index + 1 :])
+        for index, (action, _) in enumerate(grouped)
+    ]
 
 
 def draft_recipe(
@@ -450,14 +616,21 @@ def draft_recipe(
         )
     site = _origin(next(iter(tabs.values())).start or "")
     draft = _Drafting(site=site, renames=renames or {})
-    for action, held in grouped:
-        step, notes = _step(draft, action, held)
+    for (action, held), submitted in zip(grouped, _submitted(grouped), strict=True):
+        step, notes = _step(draft, action, held, submitted=submitted)
         draft.steps.append(step)
         draft.notes.append(notes)
+    draft.make_unique()
     _check_renames(draft)
-    text = _yaml(name, draft, _tabs(tabs, site), session_id)
+    text = _yaml(name, draft, _tabs(tabs, site, draft.opened_by), session_id)
     _refuse_todos(draft, text)
-    return DraftedRecipe(name=name, text=text, params=draft.params)
+    return DraftedRecipe(
+        name=name,
+        text=text,
+        params=draft.params,
+        reasons=draft.reasons,
+        not_unique=draft.not_unique,
+    )
 
 
 def _check_renames(draft: _Drafting) -> None:

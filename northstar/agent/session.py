@@ -29,7 +29,7 @@ from northstar.agent.actions import (
     submission_step_id,
 )
 from northstar.agent.answers import ActAnswer, CheckAnswer, ObserveAnswer, with_signal
-from northstar.agent.recipe_draft import ExecutedAction, HeldCheck, record_action
+from northstar.agent.recipe_draft import ExecutedAction, HeldCheck, record_action, with_tabs
 from northstar.agent.references import TabView, resolve, shows_whole_page
 from northstar.agent.rendering import render_changes, render_page
 from northstar.agent.settings import AgentSettings
@@ -38,9 +38,9 @@ from northstar.errors import ExpectationFailed, NorthstarError, OutcomeUnknown, 
 from northstar.journal import Journal, SubmissionVerdict, submission_verdict
 from northstar.monitor.behavior import BehaviorMonitor
 from northstar.monitor.fingerprints import ActionRecord, describe_node, describe_recipe_target
-from northstar.monitor.observation import Node
+from northstar.monitor.observation import Node, Observation
 from northstar.monitor.screen_change import ScreenChangeSettings, screen_change
-from northstar.plan.model import BoundStep, Plan
+from northstar.plan.model import BoundStep, BoundTab, Plan
 from northstar.recipe.model import Check, RetryPolicy, Step
 from northstar.results import Evidence
 from northstar.run.dispatch import IterationRecorder, StepDispatch, acted_on, recorded_evidence
@@ -88,6 +88,8 @@ class SessionCore:
         # What succeeded, in order, for save_recipe; a sensitive field's value is never kept.
         self.history: list[ExecutedAction | HeldCheck] = []
         self.steps = 0
+        # Tabs the session's actions opened (popups): each role's opener role.
+        self.openers: dict[str, str] = {}
 
     def next_index(self) -> int:
         self.steps += 1
@@ -182,12 +184,70 @@ class SessionCore:
         )
         step = replace(step, input_fingerprint=fingerprint)
         before = view.latest
+        opener_before = self._opener_view(request.tab)
         dispatch, evidence = await self._dispatch(request, step, node)
+        opened = self._adopt_tabs(request.tab, step.id, evidence)
+        roles = set(self.views)
         answer = await self._answer(request, step, node, dispatched=not dispatch.recorded)
+        closed = [role for role in roles if role not in self.views]
+        answer = answer.model_copy(update={"tabs_opened": opened, "tabs_closed": closed})
         if request.submit:
             self.answers[step.id] = (step, answer)
-        self.history.append(record_action(request, node, before, view.latest, acted_on(evidence)))
+        after = view.latest if request.tab not in closed else None
+        action = record_action(request, node, before, after, acted_on(evidence))
+        self.history.append(
+            with_tabs(action, opened, closed, opener_before, self._opener_latest(request.tab))
+        )
         return answer
+
+    # Tabs the actions open and close
+
+    def _adopt_tabs(self, opener: str, step_id: str, evidence: Sequence[Evidence]) -> list[str]:
+        """New views for the popups the action opened (the adapter bound and guarded them)."""
+        opened = [e.tab for e in evidence if e.kind == "tab_opened" and e.tab not in self.views]
+        origins = self.plan.tabs[opener].origins
+        tabs = dict(self.plan.tabs)
+        for role in opened:
+            self.views[role] = TabView(role)
+            self.openers[role] = opener
+            tabs[role] = BoundTab(role, None, step_id, origins)
+        self.plan = replace(self.plan, tabs=tabs)
+        return opened
+
+    def _forget_closed(self) -> list[str]:
+        """Roles whose tab closed (a popup closing itself); later calls on them are
+        ``TAB_CLOSED``, naming the roles still open."""
+        closed = [role for role in self.views if not self.browser.has_tab(role)]
+        for role in closed:
+            del self.views[role]
+        return closed
+
+    async def _look_after(self, tab: str) -> ObserveAnswer:
+        """The acted-on tab's change; once it closed itself (a popup's save, even while it
+        was being read), its opener's."""
+        self._forget_closed()
+        if tab in self.views:
+            try:
+                return await self.look(tab, full=False)
+            except TabClosed:
+                self._forget_closed()
+                if tab in self.views:
+                    raise
+        return await self.look(self.openers.get(tab) or next(iter(self.views)), full=False)
+
+    def _opener_view(self, tab: str) -> Observation | None:
+        opener = self.openers.get(tab)
+        return self.views[opener].latest if opener in self.views else None
+
+    def _opener_latest(self, tab: str) -> Observation | None:
+        return self._opener_view(tab)
+
+    def tab_list(self) -> list[tuple[str, str, str | None]]:
+        """Each open role, the URL it showed last, and the role that opened it."""
+        return [
+            (role, view.latest.url if view.latest is not None else "", self.openers.get(role))
+            for role, view in self.views.items()
+        ]
 
     async def _recorded(self, step_id: str, fingerprint: str) -> ActAnswer | None:
         """The answer of a submission already done under this key, or ``None`` to send it."""
@@ -267,7 +327,7 @@ class SessionCore:
     async def _answer(
         self, request: ActRequest, step: BoundStep, node: Node | None, *, dispatched: bool
     ) -> ActAnswer:
-        page = await self.look(request.tab, full=False)
+        page = await self._look_after(request.tab)
         return ActAnswer(
             tab=request.tab,
             action=request.action,

@@ -19,7 +19,7 @@ from northstar.journal import Journal
 from northstar.monitor.observation import ElementRef, Observation
 from northstar.plan.compiler import bind
 from northstar.plan.model import BoundStep, BoundTab, Plan
-from northstar.recipe.model import Check
+from northstar.recipe.model import Check, Target
 from northstar.results import Evidence, StepResult
 from northstar.run.execution import execute_run
 from northstar.run.recorder import JournalRecorder
@@ -59,6 +59,9 @@ class _InstantSession:
 
     async def read(self, reading: Reading, *, timeout_ms: int) -> str:
         return f"{FAKE_BASE_URL}/form/thanks?id=1" if reading.source == "url" else "Thank you"
+
+    async def submits_to(self, tab: str, target: Target, *, timeout_ms: int) -> str | None:
+        return None
 
     async def screenshot(self, tab: str) -> bytes | None:
         return None

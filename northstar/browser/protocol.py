@@ -94,6 +94,13 @@ class BrowserSession(Protocol):
         """
         ...
 
+    async def submits_to(self, tab: str, target: Target, *, timeout_ms: int) -> str | None:
+        """Where the target's one element submits: ``"METHOD /path?query"`` of its form (its
+        own ``formaction``/``formmethod`` first), or ``None`` if it submits no form or does
+        not resolve to one element. Reads only; for ranking repair candidates.
+        """
+        ...
+
     async def screenshot(self, tab: str) -> bytes | None:
         """A PNG of the role's page, or ``None`` if it is not open."""
         ...

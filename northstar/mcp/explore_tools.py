@@ -1,6 +1,7 @@
 """Explore when no program fits: the agent sessions (``northstar.agent``) as MCP tools.
 
-``open_session``, ``observe``, ``act``, ``check``, ``save_recipe`` and ``close_session`` are
+``open_session``, ``observe``, ``act``, ``tabs``, ``check``, ``save_recipe`` and
+``close_session`` are
 one call each of
 ``northstar.agent.AgentHost``, on the server's one browser (``SharedBrowser``) and its
 journal, so a session has the origins, credentials, at-most-once submissions and loop
@@ -185,6 +186,14 @@ class ExploreToolset:
             )
         )
 
+    async def tabs(self, session_id: str, credential: str) -> CallToolResult:
+        """The session's open tabs: each role, the URL it showed last, and the role that
+        opened it. A popup or new tab an action opens becomes a role (popup-1, ...) that
+        act and observe take as tab; the act answer names it too."""
+        return await _replied(
+            self._on(session_id, lambda agents: agents.tabs(session_id, credential))
+        )
+
     async def check(
         self,
         session_id: str,
@@ -246,6 +255,7 @@ _ANNOTATIONS = {
     "open_session": ToolAnnotations(destructive_hint=False),
     "observe": ToolAnnotations(read_only_hint=True),
     "act": ToolAnnotations(destructive_hint=True),
+    "tabs": ToolAnnotations(read_only_hint=True),
     "check": ToolAnnotations(read_only_hint=True),
     "save_recipe": ToolAnnotations(destructive_hint=False),
     "close_session": ToolAnnotations(destructive_hint=False),
@@ -253,7 +263,7 @@ _ANNOTATIONS = {
 
 
 def register_tools(server: MCPServer[Any], explore: ExploreTools) -> None:
-    """open_session, observe, act, check, save_recipe, close_session, in that order."""
+    """open_session, observe, act, tabs, check, save_recipe, close_session, in that order."""
     toolset = ExploreToolset(explore)
     for name, hints in _ANNOTATIONS.items():
         server.add_tool(getattr(toolset, name), annotations=hints)

@@ -108,7 +108,7 @@ def build_server(
     program_tools.register_tools(server, ProgramTools(programs, browser))
     status_tools.register_tools(server, journal_path=options.journal_path)
     diagnosis_tools.register_tools(server, journal_path=options.journal_path)
-    fix_tools.register_tools(server, journal_path=options.journal_path)
+    fix_tools.register_tools(server, journal_path=options.journal_path, browser=browser)
     explore_tools.register_tools(server, explore)
     return server
 

@@ -82,6 +82,9 @@ class Plan:
     # The folders an upload may come from (``northstar.fences.allowed_upload``): the
     # recipe's, then those the user named; none for a session that named none.
     upload_roots: tuple[str, ...] = ()
+    # An agent's session: a popup no step declares becomes a tab of its own (``popup-N``,
+    # guarded by its opener's origins from its first request) instead of being closed.
+    adopt_popups: bool = False
 
     def step(self, step_id: str) -> BoundStep:
         return next(s for s in self.steps if s.id == step_id)

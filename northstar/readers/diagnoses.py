@@ -44,6 +44,9 @@ class DiagnosisView:
     changes: str | None  # what changed on the tab since the step last passed
     note: str | None
     at: str
+    # Where the step's element submitted when it last passed (``"POST /path"``); a
+    # candidate that submits elsewhere is flagged ``submits_elsewhere``.
+    submitted_to: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -93,6 +96,7 @@ def _diagnosis(at: str, stored: dict[str, Any]) -> DiagnosisView:
         changes=stored.get("changes"),
         note=stored.get("note"),
         at=at,
+        submitted_to=stored.get("submitted_to"),
     )
 
 
@@ -130,7 +134,9 @@ def get_proposal(path: str | os.PathLike[str], proposal_id: int) -> ProposalView
 
 
 def _candidate(candidate: dict[str, Any]) -> str:
-    return f'{candidate.get("role")} "{candidate.get("name")}" ({candidate.get("closeness")})'
+    elsewhere = ", submits elsewhere" if candidate.get("submits_elsewhere") else ""
+    closeness = candidate.get("closeness")
+    return f'{candidate.get("role")} "{candidate.get("name")}" ({closeness}{elsewhere})'
 
 
 def _render_one(diagnosis: DiagnosisView) -> list[str]:

@@ -50,6 +50,7 @@ def test_the_public_names_are_pinned() -> None:
         "RecipeSaved",
         "SessionClosed",
         "SessionOpened",
+        "TabsAnswer",
         "open_agent_host",
     ]
 

@@ -6,6 +6,7 @@ import pytest
 import yaml
 
 from northstar.agent.actions import act_request
+from northstar.agent.dry_replay import dry_steps
 from northstar.agent.recipe_draft import (
     ElementSeen,
     ExecutedAction,
@@ -17,6 +18,7 @@ from northstar.agent.recipe_draft import (
 )
 from northstar.errors import RecipeInvalid
 from northstar.monitor.observation import Node, Observation
+from northstar.plan.compiler import compile_recipe
 from northstar.plan.model import BoundTab
 from northstar.recipe.loader import parse_recipe
 from northstar.recipe.model import Check, Target
@@ -137,3 +139,88 @@ def test_checks_that_held_after_an_action_become_its_expectations() -> None:
 def test_a_submission_with_nothing_to_expect_is_refused_by_name() -> None:
     with pytest.raises(RecipeInvalid, match="submission step 'click-go' has no expectation"):
         draft_recipe("t", TABS, [action(submit=True)])
+
+
+def test_a_typed_value_is_lifted_only_where_it_stands_whole() -> None:
+    checks = (
+        {"visible": {"text": "Site administration"}},
+        {"visible": {"text": "Welcome, admin."}},
+        {"url": "**/admin/"},
+    )
+    fill = action("fill", element=ElementSeen("textbox", "Username"), value="admin")
+    moved = action(url_before=f"{SITE}/login", url_after=f"{SITE}/admin/", appeared=checks[:2])
+    steps = steps_of(draft_recipe("t", TABS, [fill, moved]).text)
+    assert steps[1]["expect"] == [
+        {"url": "**/admin/"},
+        {"visible": {"text": "Site administration"}},
+        {"visible": {"text": "Welcome, {{ username }}."}},
+    ]
+
+
+def test_a_submitted_value_shown_back_is_unique_per_iteration_and_others_are_not() -> None:
+    title = action("fill", element=ElementSeen("textbox", "Title"), value="Spring notes")
+    email = action("fill", element=ElementSeen("textbox", "Email"), value="ada@example.com")
+    shown = ({"visible": {"text": "The post “Spring notes” was added."}},)
+    save = action(submit=True, appeared=shown)
+    drafted = draft_recipe("t", TABS, [title, email, save])
+    steps = steps_of(drafted.text)
+    assert steps[0]["fill"]["value"] == "{{ title }} {{ iteration }}"  # type: ignore[index]
+    assert steps[1]["fill"]["value"] == "{{ email }}"  # type: ignore[index]
+    assert steps[2]["expect"] == [
+        {"visible": {"text": "The post “{{ title }} {{ iteration }}” was added."}}
+    ]
+    assert "each iteration appends its number" in drafted.reasons["title"]
+    assert "iteration" not in drafted.reasons["email"]
+
+
+def test_a_button_named_by_its_child_is_named_by_that_text() -> None:
+    path = ("main", "button")
+    observation = Observation(
+        tab="main",
+        url=f"{SITE}/edit",
+        snapshot_id="s1",
+        nodes=(
+            Node(role="main", path=("main",)),
+            Node(role="button", ref="e1", path=path),
+            Node(role="emphasis", ref="e2", value="Save draft", path=(*path, "emphasis")),
+            Node(role="button", ref="e3", path=path),
+            Node(role="emphasis", ref="e4", value="Publish", path=(*path, "emphasis")),
+        ),
+    )
+    seen = element_seen(observation, observation.nodes[3])
+    assert (seen.role, seen.name, seen.unique) == ("button", "Publish", True)
+
+
+def test_a_dry_replay_acts_up_to_the_first_submission_and_only_resolves_it() -> None:
+    drafted = draft_recipe(
+        "t",
+        TABS,
+        [action(), action(submit=True, appeared=({"visible": {"text": "Sent"}},)), action()],
+    )
+    plan = compile_recipe(parse_recipe(drafted.text), {}, base_url=SITE)
+    chosen = dry_steps(plan.steps)
+    assert [s.id for s in chosen.acted] == ["click-go"]
+    assert chosen.submission is not None
+    assert chosen.submission.id == "click-go-2"
+    assert dry_steps(plan.steps[:1]).submission is None
+
+
+def test_a_target_that_cannot_be_made_unique_is_reported_with_where_each_element_is() -> None:
+    observation = Observation(
+        tab="main",
+        url=f"{SITE}/admin/",
+        snapshot_id="s1",
+        nodes=(
+            Node(role="row", path=("table", "row")),
+            Node(role="link", name="Add", ref="e1", path=("table", "row", 'link "Add"')),
+            Node(role="row", path=("table", "row")),
+            Node(role="link", name="Add", ref="e2", path=("table", "row", 'link "Add"')),
+        ),
+    )
+    seen = element_seen(observation, observation.nodes[1])
+    assert not seen.unique
+    assert seen.within is None
+    assert seen.alike == ('table > row > link "Add"', 'table > row > link "Add"')
+    drafted = draft_recipe("t", TABS, [action(element=seen)])
+    assert drafted.not_unique == {"click-add": list(seen.alike)}
+    assert "# TODO: several elements" in drafted.text

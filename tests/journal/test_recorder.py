@@ -21,7 +21,7 @@ from northstar.journal import Journal, StepEvent, SubmissionState
 from northstar.journal.paths import JournalTarget
 from northstar.monitor.observation import Observation
 from northstar.plan.model import BoundStep, BoundTab, Plan
-from northstar.recipe.model import Check
+from northstar.recipe.model import Check, Target
 from northstar.results import Evidence, IterationState, StepResult, StepStatus
 from northstar.run.recorder import JournalRecorder
 from northstar.run.runner import IterationRecorder, ProgramRunner
@@ -60,6 +60,9 @@ class FakeSession:
 
     async def observe(self, tab: str) -> Observation:
         return Observation(tab=tab, url=f"fake://{tab}", snapshot_id="s1")
+
+    async def submits_to(self, tab: str, target: Target, *, timeout_ms: int) -> str | None:
+        return None
 
     async def screenshot(self, tab: str) -> bytes | None:
         return None

@@ -20,7 +20,15 @@ from fixtures.site_server import FixtureSite
 from northstar.journal import Journal
 from tests.mcp.conftest import TOOLS, refused
 
-EXPLORE_TOOLS = ["open_session", "observe", "act", "check", "save_recipe", "close_session"]
+EXPLORE_TOOLS = [
+    "open_session",
+    "observe",
+    "act",
+    "tabs",
+    "check",
+    "save_recipe",
+    "close_session",
+]
 SIGNAL_LINE = "loop signal (advice only, nothing was blocked): "
 
 

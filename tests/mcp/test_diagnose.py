@@ -85,9 +85,12 @@ async def test_a_broken_recipe_is_diagnosed_fixed_by_review_and_verifies(
         [diagnosis] = found["diagnoses"]
         assert (diagnosis["step"], diagnosis["code"]) == ("send", "TARGET_MISSING")
         assert diagnosis["target"] == 'button "Send"'
-        assert diagnosis["candidates"][0] == {
+        first = diagnosis["candidates"][0]
+        assert {k: first[k] for k in ("role", "name", "same_role", "closeness")} == {
             "role": "button", "name": "Send message", "same_role": True, "closeness": 0.8,
         }  # fmt: skip
+        assert (first["same_form"], first["submits_elsewhere"]) == (True, False)
+        assert diagnosis["submitted_to"] == "POST /form"
         assert 'button "Send message"' in diagnosis["observation"]
         assert "[ref=" not in diagnosis["observation"]  # stale once the run ended
         changes = diagnosis["changes"].splitlines()
@@ -99,9 +102,14 @@ async def test_a_broken_recipe_is_diagnosed_fixed_by_review_and_verifies(
             "propose_fix", {"run_id": broken, "recipe_text": FIXED.replace("steps:", "stepz:")}
         )
         refused(bad, "RECIPE_INVALID")
+        params = {"name": "Ada", "page": "/form/renamed"}  # the run's, given again
         proposed = data(
-            await client.call_tool("propose_fix", {"run_id": broken, "recipe_text": FIXED})
+            await client.call_tool(
+                "propose_fix", {"run_id": broken, "recipe_text": FIXED, "params": params}
+            )
         )
+        assert proposed["stored"] is True
+        assert proposed["replay"]["stopped_before"] == "send"
     assert (proposed["lines_added"], proposed["lines_removed"]) == (1, 1)
     assert "+    click: {target: {role: button, name: Send message}}" in proposed["diff"]
     assert recipe.read_text(encoding="utf-8") == RECIPE  # nothing applied by the agent

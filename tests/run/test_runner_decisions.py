@@ -28,7 +28,7 @@ from northstar.errors import (
 from northstar.journal import Journal
 from northstar.monitor.observation import Observation
 from northstar.plan.model import BoundStep, BoundTab, Plan
-from northstar.recipe.model import Check
+from northstar.recipe.model import Check, Target
 from northstar.results import Evidence, IterationResult, IterationState, StepResult, StepStatus
 from northstar.run.execution import execute_run
 from northstar.run.runner import ProgramRunner, apply_regex
@@ -102,6 +102,9 @@ class FakeSession:
     async def observe(self, tab: str) -> Observation:
         self.script.events.append(f"observe:{tab}")
         return Observation(tab=tab, url=f"fake://{tab}", snapshot_id=str(len(self.script.events)))
+
+    async def submits_to(self, tab: str, target: Target, *, timeout_ms: int) -> str | None:
+        return None
 
     async def screenshot(self, tab: str) -> bytes | None:
         return b"png:" + tab.encode() if tab in self.tabs else None
