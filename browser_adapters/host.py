@@ -138,22 +138,28 @@ class PlaywrightHost:
         return watch_of(self.browser)
 
     @asynccontextmanager
-    async def session(self, plan: Plan) -> AsyncIterator[PlaywrightSession]:
-        """A fresh context for one iteration, closed on every path (or one reset after it)."""
-        if self._reuses_contexts():
+    async def session(
+        self, plan: Plan, *, storage_state: str | None = None
+    ) -> AsyncIterator[PlaywrightSession]:
+        """A fresh context for one iteration, closed on every path (or one reset after it).
+
+        ``storage_state`` (the run's signed-in state) wins over the host's profile; a
+        context made from one is never reused, since a reset would clear what it holds.
+        """
+        if storage_state is None and self._reuses_contexts():
             async with self._reused_session(plan) as session:
                 yield session
             return
-        context = await self._new_context()
+        context = await self._new_context(storage_state or self.options.storage_state)
         try:
             yield await self._start_session(context, plan)
         finally:
             await _close(context, self.watch)
 
     @watched
-    async def _new_context(self) -> BrowserContext:
+    async def _new_context(self, storage_state: str | None) -> BrowserContext:
         return await self.browser.new_context(
-            storage_state=self.options.storage_state,
+            storage_state=storage_state,
             **har_recording_options(self.options.record_har),
         )
 

@@ -699,6 +699,12 @@ class PlaywrightSession:
         async with converted_errors("screenshot", tab=tab):
             return await page.screenshot(timeout=5000)
 
+    @watched
+    async def storage_state(self) -> dict[str, Any]:
+        async with converted_errors("save the signed-in state", tab=""):
+            state = await self._context.storage_state(indexed_db=True)
+        return dict(state)
+
     @property
     def context(self) -> BrowserContext:
         """The iteration's context (for tracing and other debugging aids)."""

@@ -14,7 +14,7 @@ import hashlib
 import json
 import os
 from collections.abc import Callable, Mapping, Sequence
-from contextlib import AsyncExitStack
+from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -39,10 +39,19 @@ from northstar.results import IterationResult, IterationState
 from northstar.run.continuation import Unresumable, resume_plan
 from northstar.run.definition_guard import DefinitionGuard
 from northstar.run.failpoints import failpoint_from_environ
+from northstar.run.identity import RunIdentity, run_identity
 from northstar.run.recorder import JournalRecorder
 from northstar.run.repeat import RepeatOptions, RepeatSummary, VerifiedTally, repeat_program
 from northstar.run.retained import RetainedResults
-from northstar.run.runner import ProgramRunner
+from northstar.run.runner import ProgramRunner, open_session
+from northstar.run.signin import (
+    LaneSignIn,
+    SignInPlans,
+    keep_state,
+    remove_held,
+    signed_out,
+    state_file,
+)
 
 if TYPE_CHECKING:
     from northstar.run.monitor_feed import StepMonitor
@@ -79,6 +88,8 @@ class RunRequest:
     fail_fast: bool = False
     keep_context: bool = False
     monitor: bool = False  # feed each lane's steps and observations to a BehaviorMonitor
+    state: str | None = None  # --state: a saved signed-in state the run starts from
+    keep_state: str | None = None  # --keep-state: where the run's signed-in state is kept
 
     def row_for(self, number: int) -> Mapping[str, Any]:
         """Iteration ``number``'s values: its own row, or the one constant row."""
@@ -173,6 +184,8 @@ class _RunContext:
         self._hooks = chain_hooks(self._host_hooks, hooks)  # then the caller's (progress)
         self.runner = self._new_runner()
         self._lane_runners: dict[int, ProgramRunner] = {}
+        self.identity = run_identity(request.profile, request.state)
+        self._sign_ins: dict[int, LaneSignIn] = {}
 
     def _new_runner(self, monitor: StepMonitor | None = None) -> ProgramRunner:
         return ProgramRunner(
@@ -210,10 +223,10 @@ class _RunContext:
         structlog.contextvars.bind_contextvars(lane=lane)
         async with AsyncExitStack() as stack:
             kept = None
-            if self.request.keep_context:
-                kept = await stack.enter_async_context(self.host.session(self.plan(numbers[0])))
             tally = VerifiedTally(len(numbers))
             try:
+                if self.request.keep_context:
+                    kept = await stack.enter_async_context(await self._kept_session(numbers, lane))
                 summary = await repeat_program(
                     lambda number: self.iteration(number, lane=lane, session=kept),
                     self.request.repeat,
@@ -230,6 +243,45 @@ class _RunContext:
                 self.journal.record_stop(self.run_id, exc.with_context(run_id=self.run_id))
                 return tally.summary(), exc
         return summary, None
+
+    async def _kept_session(
+        self, numbers: list[int], lane: int
+    ) -> AbstractAsyncContextManager[BrowserSession]:
+        """The lane's one context for ``--keep-context``, made from its signed-in state."""
+        identity = await self._signed_in(lane)
+        return open_session(self.host, self.plan(numbers[0]), identity.storage_state)
+
+    def sign_in(self, lane: int) -> LaneSignIn | None:
+        """The lane's sign-in (made on first use), or ``None`` for a recipe that has none."""
+        if lane not in self._sign_ins:
+            plans = SignInPlans.of(
+                self.request.compiled, self.request.row_for(1), self.request.base_url
+            )
+            if plans is None:
+                return None
+
+            def on_event(name: str, fields: Mapping[str, Any]) -> None:
+                self.journal.event(self.run_id, name, lane=lane, **fields)
+
+            held = state_file(self.artifacts, lane)
+            self._sign_ins[lane] = LaneSignIn(self.host, plans, held, self.identity, on_event)
+        return self._sign_ins[lane]
+
+    async def _signed_in(self, lane: int) -> RunIdentity:
+        """The identity the lane's next context starts from, signed in when the recipe asks."""
+        sign_in = self.sign_in(lane)
+        return self.identity if sign_in is None else await sign_in.ready()
+
+    def end_sign_ins(self) -> None:
+        """Keep the state where ``--keep-state`` says, then delete every held one."""
+        identities = [sign_in.identity for sign_in in self._sign_ins.values()]
+        kept = self.request.keep_state
+        chosen = next((i.storage_state for i in identities if i.storage_state), None)
+        try:
+            if kept and chosen:
+                keep_state(chosen, Path(kept))
+        finally:
+            remove_held(identities)
 
     def plan(self, number: int) -> Plan:
         values = self.request.row_for(number)
@@ -258,6 +310,8 @@ class _RunContext:
     ) -> IterationResult:
         number = plan.iteration
         self.definition_guard.check(plan)
+        # Signed in before the iteration starts: a failure here has sent nothing.
+        identity = self.identity if session is not None else await self._signed_in(lane)
         self.journal.start_iteration(
             self.run_id, number, params_fingerprint=plan.params_fingerprint, lane=lane
         )
@@ -273,7 +327,10 @@ class _RunContext:
                 model_calls=0,
             )
         else:
-            result = await self.runner_for(lane).run_iteration(rest, session=session)
+            result = await self.runner_for(lane).run_iteration(
+                rest, session=session, storage_state=identity.storage_state
+            )
+            result = await self._signed_out_or(result, lane)
         for signal in result.signals:  # advice for the report and the agent path
             self.journal.event(self.run_id, "loop_signal", iteration=number, **signal)
         if result.verified:
@@ -281,6 +338,14 @@ class _RunContext:
         self.journal.finish_iteration(self.run_id, result, secrets=plan.secrets)
         log.info("iteration_finished", state=str(result.state), reason=result.reason_code)
         return result
+
+    async def _signed_out_or(self, result: IterationResult, lane: int) -> IterationResult:
+        """A failed iteration whose signed-in state no longer holds was signed out."""
+        sign_in = self.sign_in(lane)
+        failed = result.state in (IterationState.FAILED, IterationState.UNKNOWN)
+        if sign_in is None or not failed or sign_in.identity.storage_state is None:
+            return result
+        return result if await sign_in.holds() else signed_out(result)
 
     def _rest_of(self, plan: Plan) -> Plan | Unresumable:
         """A resumed iteration with a verified submission goes on after it, never before."""
@@ -445,9 +510,12 @@ async def continue_run(
     run = _RunContext(request, host, journal, stop or StopSignal(), on_result, run_id, hooks)
     numbers = list(range(1, request.repeat.count + 1) if numbers is None else numbers)
     lanes = assign_lanes(numbers, request.concurrency)
-    ended = await asyncio.gather(
-        *(run.lane(lane, share) for lane, share in enumerate(lanes, start=1))
-    )
+    try:
+        ended = await asyncio.gather(
+            *(run.lane(lane, share) for lane, share in enumerate(lanes, start=1))
+        )
+    finally:
+        run.end_sign_ins()  # the signed-in state is a secret: it does not outlive the run
     summary = merge_summaries(len(numbers), [part for part, _ in ended])
     errors = [error for _, error in ended if error is not None]
     results = run.results.in_order()
@@ -480,4 +548,7 @@ async def run_one_iteration(
     """
     run = _RunContext(request, host, journal, stop or StopSignal(), lambda result: None, run_id)
     run.definition_guard.submitted_files = submitted_files
-    return await run.iteration(number, lane=lane)
+    try:
+        return await run.iteration(number, lane=lane)
+    finally:
+        run.end_sign_ins()
