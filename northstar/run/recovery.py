@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import socket
 from collections.abc import Callable, Collection, Iterator
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
@@ -35,6 +36,7 @@ from northstar.errors import (
     UsageInvalid,
 )
 from northstar.journal import Journal, RunRecord, SubmissionRecord, SubmissionState
+from northstar.journal.paths import run_artifacts_dir
 from northstar.journal.workers import pid_alive
 from northstar.plan.compiler import bind
 from northstar.plan.model import Plan
@@ -47,6 +49,7 @@ from northstar.run.execution import (
     continue_run,
     rows_fingerprint,
 )
+from northstar.run.identity import RunIdentity, run_identity
 from northstar.run.reconcile import (
     IterationVerdict,
     ProbeVerdict,
@@ -59,6 +62,7 @@ from northstar.run.reconcile import (
     probe_verdict,
 )
 from northstar.run.runner import ProgramRunner
+from northstar.run.signin import held_identity, state_file
 
 __all__ = [
     "ReconcileDecision",
@@ -191,12 +195,24 @@ async def reconcile_run(
     refuse_if_live(record, journal)
     check_same_run(record, request)
     decisions: list[ReconcileDecision] = []
-    for number, (state, fingerprint) in sorted(journal.iteration_states(run_id).items()):
-        if state in _UNSETTLED or state is IterationState.NEEDS_REVIEW:
-            plan = _plan_for(request, number, fingerprint, run_id)
-            decisions.append(await _reconcile_iteration(plan, run_id, host, journal))
+    async with _probe_identity(request, run_id, host, journal) as identity:
+        for number, (state, fingerprint) in sorted(journal.iteration_states(run_id).items()):
+            if state in _UNSETTLED or state is IterationState.NEEDS_REVIEW:
+                plan = _plan_for(request, number, fingerprint, run_id)
+                decision = await _reconcile_iteration(plan, run_id, host, journal, identity)
+                decisions.append(decision)
     journal.finish_run(run_id, _status_after(journal, record))
     return decisions
+
+
+def _probe_identity(
+    request: RunRequest, run_id: str, host: BrowserHost, journal: Journal
+) -> AbstractAsyncContextManager[RunIdentity]:
+    """The run's own signed-in state for its probes (signed in again: the run's was removed)."""
+    held_at = state_file(run_artifacts_dir(journal.path, run_id), lane=0)
+    start = run_identity(request.profile, request.state)
+    values = request.row_for(1)
+    return held_identity(host, request.compiled, values, request.base_url, held_at, start)
 
 
 def _plan_for(request: RunRequest, number: int, fingerprint: str, run_id: str) -> Plan:
@@ -214,12 +230,12 @@ def _plan_for(request: RunRequest, number: int, fingerprint: str, run_id: str) -
 
 
 async def _reconcile_iteration(
-    plan: Plan, run_id: str, host: BrowserHost, journal: Journal
+    plan: Plan, run_id: str, host: BrowserHost, journal: Journal, identity: RunIdentity
 ) -> ReconcileDecision:
     number = plan.iteration
     checks: list[SubmissionCheck] = []
     for submission in journal.open_submissions(run_id, number):
-        check = await _check_submission(plan, submission, host, journal.now())
+        check = await _check_submission(plan, submission, host, journal.now(), identity)
         checks.append(check)
         record_outcome(journal, run_id, number, check)
     verdict = iteration_verdict(checks, resume_plan(plan, _verified(journal, run_id, number)))
@@ -248,11 +264,15 @@ def _decision(
 
 
 async def _check_submission(
-    plan: Plan, submission: SubmissionRecord, host: BrowserHost, now: datetime
+    plan: Plan,
+    submission: SubmissionRecord,
+    host: BrowserHost,
+    now: datetime,
+    identity: RunIdentity,
 ) -> SubmissionCheck:
     """Probe one submission; "absent" only once its settle period has passed by ``now``."""
     settle_s = plan.step(submission.step_id).step.settle_s
-    verdict = await _probe(plan, submission.step_id, host)
+    verdict = await _probe(plan, submission.step_id, host, identity)
     outcome = decide_submission(verdict, submission.sent, settle_s, now)
     return SubmissionCheck(submission.step_id, outcome, submission.sent, settle_s)
 
@@ -276,11 +296,15 @@ def _verified(journal: Journal, run_id: str, number: int) -> dict[str, str | Non
     }
 
 
-async def _probe(plan: Plan, step_id: str, host: BrowserHost) -> ProbeVerdict:
+async def _probe(
+    plan: Plan, step_id: str, host: BrowserHost, identity: RunIdentity
+) -> ProbeVerdict:
+    """The step's probe, in a fresh context that starts from the run's identity."""
     probe = probe_plan(plan, plan.step(step_id))
     if probe is None:
         return ProbeVerdict.INCONCLUSIVE
-    result: IterationResult = await ProgramRunner(host).run_iteration(probe)
+    runner = ProgramRunner(host)
+    result = await runner.run_iteration(probe, storage_state=identity.storage_state)
     return probe_verdict(result)
 
 
@@ -408,14 +432,20 @@ async def _recheck_absences(
     The effect may have appeared since reconcile looked: then it is verified now and the
     iteration continues after it. A person's ``--mark failed`` is not second-guessed.
     """
-    for number in numbers:
-        for submission in journal.iteration_submissions(run_id, number):
-            absent = submission.state is SubmissionState.FAILED
-            if absent and submission.decided_by == "probe":
-                fingerprint = journal.iteration_states(run_id)[number][1]
-                plan = _plan_for(request, number, fingerprint, run_id)
-                check = await _check_submission(plan, submission, host, journal.now())
-                _after_recheck(journal, run_id, number, check)
+    absent = [
+        (number, submission)
+        for number in numbers
+        for submission in journal.iteration_submissions(run_id, number)
+        if submission.state is SubmissionState.FAILED and submission.decided_by == "probe"
+    ]
+    if not absent:
+        return
+    async with _probe_identity(request, run_id, host, journal) as identity:
+        for number, submission in absent:
+            fingerprint = journal.iteration_states(run_id)[number][1]
+            plan = _plan_for(request, number, fingerprint, run_id)
+            check = await _check_submission(plan, submission, host, journal.now(), identity)
+            _after_recheck(journal, run_id, number, check)
 
 
 def _after_recheck(journal: Journal, run_id: str, number: int, check: SubmissionCheck) -> None:

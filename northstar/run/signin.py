@@ -20,7 +20,8 @@ import dataclasses
 import json
 import os
 import shutil
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,7 @@ __all__ = [
     "SignInMove",
     "SignInPlans",
     "check_plan",
+    "held_identity",
     "keep_state",
     "next_move",
     "remove_held",
@@ -259,6 +261,37 @@ class LaneSignIn:
         else:
             why = "the `signed_in` checks do not hold"
         return SignInFailed(why + "; no iteration was started")
+
+
+@asynccontextmanager
+async def held_identity(
+    host: BrowserHost,
+    compiled: CompiledRecipe,
+    values: Mapping[str, Any],
+    base_url: str | None,
+    held_at: Path,
+    start: RunIdentity,
+) -> AsyncIterator[RunIdentity]:
+    """A signed-in identity for work outside the lanes (a reconcile's probes), removed after.
+
+    A probe that is not signed in would land on the sign-in page and could not tell a
+    missing entry from a missing session; ``SignInFailed`` stops it before it looks.
+    """
+    plans = SignInPlans.of(compiled, values, base_url)
+    if plans is None:
+        yield start
+        return
+    sign_in = LaneSignIn(host, plans, held_at, start)
+    token = secret_values.set(_secrets(plans))
+    try:
+        yield await sign_in.ready()
+    finally:
+        secret_values.reset(token)
+        remove_held([sign_in.identity])
+
+
+def _secrets(plans: SignInPlans) -> frozenset[str]:
+    return frozenset().union(*(p.secrets for p in (plans.setup, plans.check) if p is not None))
 
 
 async def save_sign_in(
