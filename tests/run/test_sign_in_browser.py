@@ -20,8 +20,8 @@ from northstar import readers
 from northstar.browser.hooks import NoHooks
 from northstar.journal import Journal
 from northstar.plan.compiler import prepare
-from northstar.recipe.inputs import validate_rows
 from northstar.readers.endings import read_ending
+from northstar.recipe.inputs import validate_rows
 from northstar.recipe.loader import parse_recipe
 from northstar.results import IterationResult
 from northstar.run.execution import RunOutcome, RunRequest, execute_run
@@ -106,7 +106,8 @@ async def test_an_expiry_setup_cannot_fix_stops_with_sign_in_failed_and_sends_no
     outcome, _ = await run(host, request_for(tmp_path, site, 3, password="wrong"), tmp_path)
 
     assert outcome.status == "failed"
-    assert outcome.error is not None and outcome.error.code == "SIGN_IN_FAILED"
+    assert outcome.error is not None
+    assert outcome.error.code == "SIGN_IN_FAILED"
     assert site.submission_count() == 0  # no note was sent
     assert outcome.summary.verified_count == 0
 
@@ -123,10 +124,11 @@ async def test_the_state_is_0600_while_held_and_no_file_holds_the_session_cookie
 
     kept = tmp_path / "kept-state.json"
     request = request_for(tmp_path, site, 2, keep_state=str(kept))
-    outcome, journal_path = await run(host, request, tmp_path, on_result=mode_of_held)
+    outcome, _journal_path = await run(host, request, tmp_path, on_result=mode_of_held)
 
     assert outcome.status == "verified", outcome.error
-    assert seen and set(seen) == {0o600}
+    assert seen
+    assert set(seen) == {0o600}
     assert stat.S_IMODE(kept.stat().st_mode) == 0o600
     token = session_cookie(kept)
     assert not list(held.glob("*/signed-in-lane-*.json"))  # deleted at the end
@@ -186,7 +188,8 @@ async def test_a_login_page_mid_iteration_is_signed_out_with_its_step(
     [result] = outcome.results
     assert (result.reason_code, result.failing_step) == ("SIGNED_OUT", "title")
     assert ending.code == "SIGNED_OUT"
-    assert ending.ending is not None and ending.ending.name == "signed_out"
+    assert ending.ending is not None
+    assert ending.ending.name == "signed_out"
     assert site.submission_count() == 0
 
 

@@ -57,7 +57,8 @@ def test_setup_is_a_plan_of_its_own_checked_by_signed_in_and_holding_the_secret(
     plan = setup_plan(compiled(), {"password": "pw-123456"}, "http://127.0.0.1:9")
     assert plan is not None
     assert [s.id for s in plan.steps] == ["password", "sign-in"]
-    assert len(plan.done_when) == 1 and plan.outputs == ()
+    assert len(plan.done_when) == 1
+    assert plan.outputs == ()
     assert plan.secrets == frozenset({"pw-123456"})  # redacted in logs while setup runs
 
 
@@ -94,6 +95,8 @@ def test_validate_names_the_setup_mistake(change: tuple[str, str], path: str) ->
 def test_a_saved_state_wins_over_a_profile_and_setup_marks_its_own_as_held(tmp_path) -> None:  # type: ignore[no-untyped-def]
     assert run_identity(None, None) == RunIdentity()
     chosen = run_identity(str(tmp_path / "profile.json"), str(tmp_path / "state.json"))
-    assert chosen.storage_state == str(tmp_path / "state.json") and not chosen.held
+    assert chosen.storage_state == str(tmp_path / "state.json")
+    assert not chosen.held
     held = chosen.signed_in_with(tmp_path / "lane.json")
-    assert held.held and held.storage_state == str(tmp_path / "lane.json")
+    assert held.held
+    assert held.storage_state == str(tmp_path / "lane.json")
