@@ -12,8 +12,9 @@ from northstar._early_start import run_on_loop
 from northstar.cli._inputs import browser_options, build_request, input_options
 from northstar.cli._output import expected_errors, notice
 from northstar.cli.run_commands import browser_settings
-from northstar.composition import save_signed_in_state
+from northstar.composition import load_compiled, save_signed_in_state
 from northstar.errors import UsageInvalid
+from northstar.run.signin import sign_in_part
 
 __all__ = ["sign_in"]
 
@@ -39,7 +40,7 @@ def sign_in(**options: Any) -> None:
             raise UsageInvalid(
                 "sign-in makes a state; it does not start from one", fix="Drop --state."
             )
-        request = build_request(options)
+        request = build_request(options, load=lambda path: sign_in_part(load_compiled(path)))
         save_to = Path(options["save_state"]).resolve()
         by_hand = bool(options.get("headed"))
         run_on_loop(

@@ -34,6 +34,7 @@ from northstar.logs import secret_values
 from northstar.plan.compiler import CompiledRecipe, bind
 from northstar.plan.model import Plan
 from northstar.recipe.model import Check, Step
+from northstar.recipe.templates import template_names
 from northstar.results import IterationResult, IterationState
 from northstar.run.identity import RunIdentity
 from northstar.run.runner import ProgramRunner, open_session
@@ -49,6 +50,7 @@ __all__ = [
     "remove_held",
     "save_sign_in",
     "setup_plan",
+    "sign_in_part",
     "signed_out",
     "state_file",
     "write_state",
@@ -85,6 +87,25 @@ def _part_of(compiled: CompiledRecipe, steps: list[Step], checks: list[Check]) -
     """The recipe with only ``steps`` and ``checks`` as its work (no outputs, no setup)."""
     update = {"steps": steps, "done_when": checks, "outputs": {}, "setup": [], "signed_in": []}
     return dataclasses.replace(compiled, recipe=compiled.recipe.model_copy(update=update))
+
+
+def sign_in_part(compiled: CompiledRecipe) -> CompiledRecipe:
+    """The recipe as ``northstar sign-in`` needs it: ``setup`` and ``signed_in`` and only
+    the parameters they use, so a sign-in asks for no iteration's values (a title)."""
+    recipe = compiled.recipe
+    texts = json.dumps([s.model_dump(mode="json") for s in [*recipe.setup, *recipe.signed_in]])
+    used = template_names(texts) | {n for t in recipe.tabs.values() for n in _names(t.start)}
+    update = {
+        "params": {n: p for n, p in recipe.params.items() if n in used},
+        "steps": list(recipe.setup) or recipe.steps[:0],
+        "outputs": {},
+        "done_when": [],
+    }
+    return dataclasses.replace(compiled, recipe=recipe.model_copy(update=update))
+
+
+def _names(text: str | None) -> set[str]:
+    return template_names(text) if text else set()
 
 
 def setup_plan(
