@@ -47,6 +47,7 @@ from northstar.run.runner import ProgramRunner, open_session
 from northstar.run.signin import (
     LaneSignIn,
     SignInPlans,
+    check_plan,
     keep_state,
     remove_held,
     signed_out,
@@ -308,10 +309,31 @@ class _RunContext:
     async def _run_checked(
         self, plan: Plan, lane: int, session: BrowserSession | None, *, resumed: bool
     ) -> IterationResult:
+        async with AsyncExitStack() as stack:
+            self.definition_guard.check(plan)
+            begun = False
+            sign_in = self.sign_in(lane) if session is None else None
+            if sign_in is not None:
+                # Signed in before the iteration starts: a failure here has sent nothing.
+                checked = sign_in.checked_session(plan, self._check_plan(plan))
+                session, begun = await stack.enter_async_context(checked), True
+            return await self._run_started(plan, lane, session, begun=begun, resumed=resumed)
+
+    def _check_plan(self, plan: Plan) -> Plan | None:
+        """The ``signed_in`` checks rendered with this iteration's values (its start URLs)."""
+        values = self.request.row_for(plan.iteration)
+        return check_plan(self.request.compiled, values, self.request.base_url)
+
+    async def _run_started(
+        self,
+        plan: Plan,
+        lane: int,
+        session: BrowserSession | None,
+        *,
+        begun: bool,
+        resumed: bool,
+    ) -> IterationResult:
         number = plan.iteration
-        self.definition_guard.check(plan)
-        # Signed in before the iteration starts: a failure here has sent nothing.
-        identity = self.identity if session is not None else await self._signed_in(lane)
         self.journal.start_iteration(
             self.run_id, number, params_fingerprint=plan.params_fingerprint, lane=lane
         )
@@ -328,7 +350,7 @@ class _RunContext:
             )
         else:
             result = await self.runner_for(lane).run_iteration(
-                rest, session=session, storage_state=identity.storage_state
+                rest, session=session, storage_state=self.identity.storage_state, begun=begun
             )
             result = await self._signed_out_or(result, lane)
         for signal in result.signals:  # advice for the report and the agent path

@@ -155,19 +155,22 @@ class ProgramRunner:
         *,
         session: BrowserSession | None = None,
         storage_state: str | None = None,
+        begun: bool = False,
     ) -> IterationResult:
         """Execute every step, then ``done_when`` and outputs; never raises a NorthstarError.
 
         Each iteration gets a fresh browser context (made from ``storage_state``, the
         run's signed-in state, when given), unless a ``session`` kept across iterations
-        is given; that one starts the iteration with its tabs closed and its cookies kept.
+        is given; that one starts the iteration with its tabs closed and its cookies kept,
+        unless ``begun``: a session made for this iteration, whose tabs (opened at their
+        start by the sign-in check) the steps go on with.
         """
         started = self._monotonic()
         results: list[StepResult] = []
         dispatches = _Dispatches()
         try:
             async with (
-                self._session_for(plan, session, storage_state) as session,
+                self._session_for(plan, session, storage_state, begun) as session,
                 self._hooks.around(session, plan),
             ):
                 try:
@@ -199,13 +202,14 @@ class ProgramRunner:
 
     @asynccontextmanager
     async def _session_for(
-        self, plan: Plan, kept: BrowserSession | None, storage_state: str | None
+        self, plan: Plan, kept: BrowserSession | None, storage_state: str | None, begun: bool
     ) -> AsyncIterator[BrowserSession]:
         if kept is None:
             async with open_session(self._host, plan, storage_state) as fresh:
                 yield fresh
             return
-        await kept.begin(plan)
+        if not begun:
+            await kept.begin(plan)
         yield kept
 
     async def _run_all(

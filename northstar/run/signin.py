@@ -28,7 +28,7 @@ from typing import Any
 
 import structlog
 
-from northstar.browser import BrowserHost
+from northstar.browser import BrowserHost, BrowserSession
 from northstar.errors import NorthstarError, SignedOut, SignInFailed
 from northstar.logs import secret_values
 from northstar.plan.compiler import CompiledRecipe, bind
@@ -226,6 +226,52 @@ class LaneSignIn:
                 raise self._failed(setups_run)
             holds = await self._set_up()
             setups_run += 1
+
+    @asynccontextmanager
+    async def checked_session(
+        self, plan: Plan, check: Plan | None
+    ) -> AsyncIterator[BrowserSession]:
+        """A fresh context for iteration ``plan``, made from a state that holds.
+
+        The ``signed_in`` checks (``check``, rendered for this iteration) run in that very
+        context, on its tabs' start pages, which the iteration's steps then go on with:
+        proving the sign-in costs one check, not another context and page load. When they
+        fail, the context is closed before any step, ``setup`` runs again once, and a new
+        context is made; when they still fail, ``SignInFailed``.
+        """
+        setups_run = 0
+        while True:
+            if self.identity.storage_state is not None:
+                async with open_session(self._host, plan, self.identity.storage_state) as session:
+                    if await self._holds_in(session, check):
+                        yield session
+                        return
+            holds = False
+            move = next_move(
+                holds=holds, has_setup=self._plans.setup is not None, setups_run=setups_run
+            )
+            if move is SignInMove.FAIL:
+                raise self._failed(setups_run)
+            await self._set_up()
+            setups_run += 1
+
+    async def _holds_in(self, session: BrowserSession, check: Plan | None) -> bool:
+        """Whether every ``signed_in`` check holds in ``session`` (just set up: not asked)."""
+        if self._fresh or check is None:
+            self._fresh = False
+            return True
+        try:
+            for step in check.steps:
+                if not session.has_tab(step.tab):
+                    await session.open_tab(check.tabs[step.tab], timeout_ms=step.timeout_ms)
+                assert step.step.verify_outcome is not None
+                await session.check(
+                    step.step.verify_outcome, tab=step.tab, timeout_ms=step.timeout_ms
+                )
+        except NorthstarError as exc:
+            self._on_event("signed_in_checked", {"holds": False, "code": exc.code})
+            return False
+        return True
 
     async def holds(self) -> bool:
         """Whether the ``signed_in`` checks hold with the current state (read-only)."""
