@@ -221,3 +221,15 @@ async def test_a_reconcile_probe_of_the_login_walled_listing_sees_the_entry(
     assert site.submission_count("note") == 1
     assert site.login_count() == 2  # the run's setup, and the reconcile's own sign-in
     assert not list((tmp_path / "runs").glob("*/signed-in-*.json"))
+
+
+async def test_keep_context_signs_in_once_and_keeps_its_page(
+    host: Any, site: FixtureSite, tmp_path: Path
+) -> None:
+    outcome, _ = await run(host, request_for(tmp_path, site, 3, keep_context=True), tmp_path)
+
+    assert outcome.status == "verified", outcome.error
+    assert site.login_count() == 1
+    notes = [s for s in site.submissions() if s["kind"] == "note"]
+    # One context for the lane: the cookie each save set is sent with the next save.
+    assert [n["last_note_cookie"] for n in notes] == ["", "Note%201", "Note%202"]
