@@ -22,16 +22,20 @@ open sockets and the HTTP authentication cache of the browser's network context.
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Awaitable, Iterable, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from playwright.async_api import Browser, BrowserContext, CDPSession, Frame, Page
 from playwright.async_api import Error as PlaywrightError
 
-__all__ = ["ReusableContext", "origins_to_clear"]
+if TYPE_CHECKING:
+    from playwright._impl._api_structures import SetCookieParam
+
+__all__ = ["ReusableContext", "origins_to_clear", "state_cookies"]
 
 
 def origins_to_clear(committed: Iterable[str], declared: Iterable[str]) -> list[str]:
@@ -46,6 +50,22 @@ def origins_to_clear(committed: Iterable[str], declared: Iterable[str]) -> list[
         if parts.scheme in ("http", "https") and parts.netloc:
             origins.add(f"{parts.scheme}://{parts.netloc}".lower())
     return sorted(origins)
+
+
+def state_cookies(path: str) -> list[SetCookieParam] | None:
+    """A storage state's cookies when cookies are all it holds, else ``None``.
+
+    Such a state can seed a reused context: after the reset, adding its cookies gives
+    what a new context made from it would hold. Local storage or IndexedDB cannot be put
+    back as cheaply, so a state with any needs a new context per iteration.
+    """
+    with open(path, encoding="utf-8") as file:
+        state = json.load(file)
+    if any(
+        origin.get("localStorage") or origin.get("indexedDB") for origin in state.get("origins", [])
+    ):
+        return None
+    return list(state.get("cookies", []))
 
 
 @dataclass

@@ -8,6 +8,8 @@ one iteration into the next unless a profile (storage state) is given. With
 ``context_reset`` a context is reused instead and reset between iterations
 (``context_reset.py`` says what that clears); a profile or a HAR to record or replay
 belongs to a context's creation, so with one of those every iteration gets a new context.
+A run's signed-in state that holds only cookies is the exception: the reset context gets
+them back with ``add_cookies`` (one round trip), as a new context made from it would.
 The host's calls on the browser run through its ``BrowserWatch``: a browser that was
 killed ends them with ``BROWSER_CLOSED`` (see ``browser_watch``), and closing what is
 already gone is skipped.
@@ -16,19 +18,22 @@ already gone is skipped.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager, suppress
 from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from playwright.async_api import Browser, BrowserContext, Playwright, async_playwright
 from playwright.async_api import Error as PlaywrightError
 
+if TYPE_CHECKING:
+    from playwright._impl._api_structures import SetCookieParam
+
 from browser_adapters.acted_on import register_facts_engine
 from browser_adapters.browser_watch import BrowserWatch, watch_of, watched
-from browser_adapters.context_reset import ReusableContext
+from browser_adapters.context_reset import ReusableContext, state_cookies
 from browser_adapters.discovery import find_browser
 from browser_adapters.early_driver import take_early
 from browser_adapters.har_replay import har_recording_options, replay_from_har
@@ -140,22 +145,29 @@ class PlaywrightHost:
         return watch_of(self.browser)
 
     @asynccontextmanager
-    async def session(self, plan: Plan) -> AsyncIterator[PlaywrightSession]:
-        """A fresh context for one iteration, closed on every path (or one reset after it)."""
-        if self._reuses_contexts():
-            async with self._reused_session(plan) as session:
+    async def session(
+        self, plan: Plan, *, storage_state: str | None = None
+    ) -> AsyncIterator[PlaywrightSession]:
+        """A fresh context for one iteration, closed on every path (or one reset after it).
+
+        ``storage_state`` (the run's signed-in state) wins over the host's profile; a
+        context made from one is never reused, since a reset would clear what it holds.
+        """
+        cookies = state_cookies(storage_state) if storage_state is not None else ()
+        if cookies is not None and self._reuses_contexts():
+            async with self._reused_session(plan, cookies) as session:
                 yield session
             return
-        context = await self._new_context()
+        context = await self._new_context(storage_state or self.options.storage_state)
         try:
             yield await self._start_session(context, plan)
         finally:
             await _close(context, self.watch)
 
     @watched
-    async def _new_context(self) -> BrowserContext:
+    async def _new_context(self, storage_state: str | None) -> BrowserContext:
         return await self.browser.new_context(
-            storage_state=self.options.storage_state,
+            storage_state=storage_state,
             **har_recording_options(self.options.record_har),
         )
 
@@ -166,9 +178,16 @@ class PlaywrightHost:
         return given.context_reset and not shaped and not self._shares_browser
 
     @asynccontextmanager
-    async def _reused_session(self, plan: Plan) -> AsyncIterator[PlaywrightSession]:
-        """An idle reset context (or a new one); reset and put back after the iteration."""
+    async def _reused_session(
+        self, plan: Plan, cookies: Sequence[SetCookieParam] = ()
+    ) -> AsyncIterator[PlaywrightSession]:
+        """An idle reset context (or a new one); reset and put back after the iteration.
+
+        ``cookies``: a signed-in state's, put back after the reset cleared the last ones.
+        """
         reusable = await self._reset_reusable() or await self._new_reusable()
+        if cookies:
+            await self.watch.call(reusable.context.add_cookies(list(cookies)), what="sign in")
         reusable.declared.update(o for tab in plan.tabs.values() for o in tab.origins)
         session = PlaywrightSession(
             reusable.context, plan, gate=self.gate, spare=reusable.take_kept()

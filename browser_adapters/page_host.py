@@ -56,8 +56,19 @@ class PageHost:
             self._gate = None
 
     @asynccontextmanager
-    async def session(self, plan: Plan) -> AsyncIterator[PlaywrightSession]:
-        """The page's context, with the recipe's first tab role bound to the page."""
+    async def session(
+        self, plan: Plan, *, storage_state: str | None = None
+    ) -> AsyncIterator[PlaywrightSession]:
+        """The page's context, with the recipe's first tab role bound to the page.
+
+        The context is the caller's: a ``storage_state`` cannot be put into it afterwards,
+        so none may be given.
+        """
+        if storage_state is not None:
+            raise UsageInvalid(
+                "a recipe run on a given page starts from that page's context, not a saved state",
+                fix="Sign the page's context in before handing it over, or run with a host.",
+            )
         if self._gate is None:
             raise RuntimeError("PageHost is used outside `async with`")
         given = {first_role(plan): self.page}

@@ -294,9 +294,20 @@ class PlaywrightSession:
 
     @watched
     async def begin(self, plan: Plan) -> None:
-        for page in list(self._pages.values()):
-            async with converted_errors("close a tab before the next iteration", tab=""):
-                await page.close()
+        """Close the last iteration's tabs but keep one page, blank-to-be, as the spare.
+
+        The next tab opened takes it and navigates it away (its document and scripts go
+        with that navigation), so a kept context does not pay for a new page and its
+        origin-gate session every iteration, as a loop that keeps one page does not.
+        """
+        pages = list(self._pages.values())
+        kept = next((p for p in pages if not p.is_closed() and not self._is_lent(p)), None)
+        for page in pages:
+            self._unlisten(page)
+            if page is not kept:
+                async with converted_errors("close a tab before the next iteration", tab=""):
+                    await page.close()
+        self._spare = kept or self._spare
         self._pages.clear()
         self._closed.clear()
         self._blocked.clear()
@@ -344,6 +355,15 @@ class PlaywrightSession:
     ) -> None:
         emitter.on(event, handler)  # type: ignore[call-overload]
         self._listeners.append((emitter, event, handler))
+
+    def _is_lent(self, page: Page) -> bool:
+        return any(page is lent for lent in self._lent)
+
+    def _unlisten(self, page: Page) -> None:
+        """Stop this session's handlers on ``page`` (it is closed, or kept as the spare)."""
+        for emitter, event, handler in [x for x in self._listeners if x[0] is page]:
+            emitter.remove_listener(event, handler)
+            self._listeners.remove((emitter, event, handler))
 
     def release(self) -> None:
         """Stop listening: a reused context and its kept page outlive this session."""
@@ -786,6 +806,12 @@ class PlaywrightSession:
 
     def redacted(self, text: str) -> str:
         return redact(text, self._secrets)
+
+    @watched
+    async def storage_state(self) -> dict[str, Any]:
+        async with converted_errors("save the signed-in state", tab=""):
+            state = await self._context.storage_state(indexed_db=True)
+        return dict(state)
 
     @asynccontextmanager
     async def _internal_reads(self) -> AsyncIterator[None]:

@@ -43,6 +43,7 @@ __all__ = [
     "run_once",
     "run_options",
     "run_recipe",
+    "save_signed_in_state",
 ]
 
 
@@ -99,6 +100,35 @@ async def run_recipe(
                 on_start=on_start,
                 hooks=hooks,
             )
+
+
+async def save_signed_in_state(
+    request: RunRequest,
+    save_to: Path,
+    *,
+    browser: BrowserSettings,
+    by_hand: bool,
+    wait_ms: int,
+) -> None:
+    """``northstar sign-in``: the recipe's setup (or a person, headed) signs in; the state
+    is saved to ``save_to`` with mode 0600. No journal: nothing is submitted."""
+    from northstar.errors import UsageInvalid
+    from northstar.run.signin import SignInPlans, save_sign_in
+
+    plans = SignInPlans.of(request.compiled, request.row_for(1), request.base_url)
+    if plans is None:
+        raise UsageInvalid(
+            "the recipe has no `setup` or `signed_in`: there is no sign-in to save",
+            fix="Add `setup:` steps that sign in and `signed_in:` checks that prove it.",
+        )
+    async with open_host(browser) as host:
+        token = secret_values.set(
+            frozenset().union(*(p.secrets for p in (plans.setup, plans.check) if p))
+        )
+        try:
+            await save_sign_in(host, plans, save_to, by_hand=by_hand, wait_ms=wait_ms)
+        finally:
+            secret_values.reset(token)
 
 
 async def run_on_page(

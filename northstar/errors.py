@@ -39,6 +39,9 @@ The CLI prints ``code``, message and fix on one line each and never a traceback.
     │   ├── ExpectationFailed             EXPECTATION_FAILED
     │   ├── ProgramIterationNotVerified   PROGRAM_ITERATION_NOT_VERIFIED
     │   └── OutputSaveFailed              OUTPUT_SAVE_FAILED
+    ├── SignInError                       the run's signed-in state could not be had or kept
+    │   ├── SignInFailed                  SIGN_IN_FAILED
+    │   └── SignedOut                     SIGNED_OUT
     ├── OutcomeError                      at-most-once bookkeeping of submissions
     │   ├── OutcomeUnknown                OUTCOME_UNKNOWN
     │   ├── RunBlocked                    RUN_BLOCKED
@@ -98,6 +101,9 @@ __all__ = [
     "RunBlocked",
     "RunNotFound",
     "SchemeBlocked",
+    "SignInError",
+    "SignInFailed",
+    "SignedOut",
     "SiteUnreachable",
     "StaleReference",
     "TabClosed",
@@ -386,6 +392,29 @@ class ProgramIterationNotVerified(VerificationError):
 class OutputSaveFailed(VerificationError):
     code = "OUTPUT_SAVE_FAILED"
     default_fix = "Check that the output folder is writable and has space; the run needs review."
+
+
+class SignInError(NorthstarError):
+    """The run's signed-in state (its ``setup`` and ``signed_in`` checks) did not hold."""
+
+    code = "SIGN_IN_ERROR"
+
+
+class SignInFailed(SignInError):
+    """``signed_in`` did not hold after ``setup`` ran again: no iteration was started."""
+
+    code = "SIGN_IN_FAILED"
+    default_fix = (
+        "Check the credentials and the setup steps (`northstar sign-in RECIPE --headed` shows "
+        "them), then `northstar resume RUN_ID`."
+    )
+
+
+class SignedOut(SignInError):
+    """A step met the sign-in page instead of its target: the session ended mid-iteration."""
+
+    code = "SIGNED_OUT"
+    default_fix = "The site ended the session; `northstar resume RUN_ID` signs in again first."
 
 
 class OutcomeError(NorthstarError):

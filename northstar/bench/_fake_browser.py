@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Self
+from typing import Any, Self
 
 from northstar.bench._workload import BenchFailed, create_run, recipe_request
 from northstar.browser import BrowserSession, Reading
@@ -72,6 +72,9 @@ class _InstantSession:
     async def begin(self, plan: Plan) -> None:
         return None
 
+    async def storage_state(self) -> dict[str, Any]:
+        return {"cookies": [], "origins": []}
+
     async def observe(self, tab: str) -> Observation:
         # The stored path observes a step's tab once per run, for a later diagnosis.
         return Observation(tab=tab, url=f"{FAKE_BASE_URL}/form", snapshot_id="fake")
@@ -87,7 +90,9 @@ class _InstantHost:
         return None
 
     @asynccontextmanager
-    async def session(self, plan: Plan) -> AsyncIterator[BrowserSession]:
+    async def session(
+        self, plan: Plan, *, storage_state: str | None = None
+    ) -> AsyncIterator[BrowserSession]:
         yield _InstantSession()
 
     def read_only(self, storage_state: str | None) -> Self:

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from types import TracebackType
-from typing import TYPE_CHECKING, Literal, Protocol, Self
+from typing import TYPE_CHECKING, Any, Literal, Protocol, Self
 
 from northstar.plan.model import BoundStep, BoundTab, Plan
 from northstar.recipe.model import Check, Target
@@ -110,6 +110,11 @@ class BrowserSession(Protocol):
         in or typed into a password field so far (an agent's check may repeat one)."""
         ...
 
+    async def storage_state(self) -> dict[str, Any]:
+        """The context's cookies and storage (IndexedDB included), as a storage-state file
+        holds them. It is a secret (live session cookies): never log or journal it."""
+        ...
+
 
 class BrowserHost(Protocol):
     """Owns the browser for a run; hands out one session per iteration.
@@ -126,8 +131,14 @@ class BrowserHost(Protocol):
         tb: TracebackType | None,
     ) -> None: ...
 
-    def session(self, plan: Plan) -> AbstractAsyncContextManager[BrowserSession]:
-        """A fresh context for one iteration, closed on every path."""
+    def session(
+        self, plan: Plan, *, storage_state: str | None = None
+    ) -> AbstractAsyncContextManager[BrowserSession]:
+        """A fresh context for one iteration, closed on every path.
+
+        ``storage_state``: a storage-state file the context starts from (the run's
+        identity, ``northstar.run.identity``), instead of the host's own profile.
+        """
         ...
 
     def read_only(self, storage_state: str | None) -> BrowserHost:

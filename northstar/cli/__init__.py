@@ -44,6 +44,7 @@ _COMMANDS = {
     "import-codegen": "northstar.cli.authoring_commands:import_codegen_command",
     "codegen": "northstar.cli.authoring_commands:codegen",
     "worker": "northstar.cli.distributed_commands:worker",
+    "sign-in": "northstar.cli.signin_commands:sign_in",
 }
 
 

@@ -119,6 +119,12 @@ def browser_options(command: F) -> F:
                 type=click.Path(dir_okay=False),
                 help="Storage state (cookies, local storage) each iteration starts from.",
             ),
+            click.option(
+                "--state",
+                type=click.Path(exists=True, dir_okay=False),
+                help="A signed-in state saved by `northstar sign-in`: every context starts "
+                "from it (the recipe's `setup` signs in again if it no longer holds).",
+            ),
             *remote_browser_options,
         ]
     ):
@@ -205,4 +211,10 @@ def build_request(
         keep_context=bool(options.get("keep_context")),
         monitor=bool(options.get("monitor")),
         probe_control_every=options.get("probe_control_every") or 0,
+        state=_resolved(options.get("state")),
+        keep_state=_resolved(options.get("keep_state")),
     )
+
+
+def _resolved(path: str | None) -> str | None:
+    return str(Path(path).resolve()) if path else None

@@ -15,6 +15,7 @@ is generated from it):
     7   the site could not be reached (SITE_UNREACHABLE)
     8   the browser closed, or could not be started
     9   the journal cannot be used (JOURNAL_ERROR)
+    10  could not sign in: `signed_in` failed after `setup` ran again (SIGN_IN_FAILED)
     130 stopped by Ctrl-C or SIGTERM
 """
 

@@ -11,6 +11,7 @@ import os
 import sys
 import traceback
 from contextlib import suppress
+from pathlib import Path
 from typing import Any
 
 import click
@@ -161,6 +162,7 @@ def worker(**options: Any) -> None:
         patience=patience,
         on_takeover=_say_taken_over(name),
         files_dirs=files_dirs(options["files_dirs"]),
+        state=str(Path(options["state"]).resolve()) if options.get("state") else None,
     )
     deadline = StopDeadline(
         patience.stop_deadline, serving.exit_code, on_expiry=_say_cut_short(serving)

@@ -71,6 +71,11 @@ def _sdk_installed() -> None:
 @click.option("--project", default="default", show_default=True, help="Project runs bind.")
 @click.option("--headed", is_flag=True, help="Show the browser window.")
 @configured_option("--browser", setting="browser")
+@click.option(
+    "--state",
+    type=click.Path(exists=True, dir_okay=False),
+    help="A signed-in state saved by `northstar sign-in`: every context starts from it.",
+)
 def mcp(**options: Any) -> None:
     """Serve the recipes as MCP tools (stdio, or HTTP with a bearer token)."""
     with expected_errors():
@@ -81,7 +86,11 @@ def mcp(**options: Any) -> None:
         settings = ServerOptions(
             folders=_folders(options["folders"]),
             journal_path=resolve_journal_path(options["journal"]),
-            browser=BrowserSettings(executable=options["browser"], headless=not options["headed"]),
+            browser=BrowserSettings(
+                executable=options["browser"],
+                headless=not options["headed"],
+                storage_state=options["state"],
+            ),
             project=options["project"],
             files=_files_folder(options["files"]),
         )

@@ -119,7 +119,8 @@ def resume(**options: Any) -> None:
         request, program = _request(journal, run_id, options)
 
         # The iterations start from the run's own state, given --profile again or not.
-        identity = run_identity(journal.run_record(run_id).profile, request.profile)
+        recorded = journal.run_record(run_id).profile
+        identity = run_identity(request.profile, recorded_profile=recorded)
         browser = replace(browser_settings(options), storage_state=identity.storage_state)
 
         def start(stop: StopSignal, on_result: Callable[[IterationResult], None]) -> Any:

@@ -121,6 +121,13 @@ async def run_with_signals(
     is_flag=True,
     help="Keep one browser context per lane across iterations (a signed-in session).",
 )
+@click.option(
+    "--keep-state",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Keep the signed-in state the recipe's `setup` made in FILE (mode 0600); "
+    "otherwise it is deleted when the run ends.",
+)
 @journal_option
 @click.option("--queue", default=None, help="Enqueue the iterations for `northstar worker`s.")
 @click.option("--detach", is_flag=True, help="With --queue: print the run id and return.")

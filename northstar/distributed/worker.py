@@ -122,6 +122,7 @@ class Worker:
         on_takeover: Callable[[str, int], None] = lambda peer, count: None,
         files_dirs: tuple[str, ...] = (),
         on_stopping: Callable[[], None] = lambda: None,
+        state: str | None = None,
     ) -> None:
         self.journal_url = journal_url
         self.queue_name = queue_name
@@ -133,6 +134,7 @@ class Worker:
         self.on_takeover = on_takeover  # told (dead worker, iterations put back) on each takeover
         self.files_dirs = files_dirs  # --files-dir: where uploads may come from, besides a recipe's
         self.on_stopping = on_stopping  # told once when the worker starts to stop (any reason)
+        self.state = state  # --state: a saved sign-in every iteration's context starts from
         self._environ = os.environ if environ is None else environ
         self._lanes: asyncio.Queue[int] = asyncio.Queue()
         for lane in range(1, concurrency + 1):
@@ -418,6 +420,7 @@ class Worker:
             base_url=record.options.get("base_url"),
             project=record.project,
             profile=record.profile or None,
+            state=self.state,
         )
 
     def _finish_if_settled(self, journal: Journal, record: RunRecord) -> None:

@@ -159,7 +159,9 @@ async def reconcile_program(
     check_same_run(record, request)
     probes = _recorded_probes(journal, run_id)
     # Probes look in the run's own signed-in state, and can send nothing.
-    host = host.read_only(run_identity(record.profile, request.profile).storage_state)
+    host = host.read_only(
+        run_identity(request.profile, recorded_profile=record.profile).storage_state
+    )
     decisions = []
     for number, (state, _) in sorted(journal.iteration_states(run_id).items()):
         if state in _OPEN_STATES:

@@ -93,12 +93,23 @@ ENDINGS: tuple[Ending, ...] = (
     ),
     Ending(
         "signed_out",
-        "the site signed the session out (the profile's sign-in expired)",
+        "the site signed the session out during an iteration: a step met the sign-in page",
         1,
-        "sign in again (refresh the profile), then `northstar resume RUN_ID`",
+        "`northstar resume RUN_ID`: the recipe's `setup` signs in again before the next "
+        "iteration (without `setup`, refresh the state with `northstar sign-in` first)",
+        codes=("SIGNED_OUT",),
         next=_DETAILS,
-        note="no code of its own yet: the first check that needs the session fails with "
-        "its code (EXPECTATION_FAILED, TARGET_MISSING) and the found page is the sign-in page",
+    ),
+    Ending(
+        "sign_in_failed",
+        "could not sign in: `signed_in` did not hold after `setup` ran again; nothing was sent",
+        10,
+        "check the credentials and the setup steps (`northstar sign-in RECIPE --headed`), "
+        "then `northstar resume RUN_ID`",
+        codes=("SIGN_IN_FAILED",),
+        next="next: check the sign-in (northstar sign-in RECIPE --headed), then "
+        "northstar resume {run_id}",
+        one_line=True,
     ),
     Ending(
         "usage_error",

@@ -125,6 +125,7 @@ def check_steps(recipe: Recipe, source: str) -> None:
                     _check_check_tab(recipe, looked, path, source, required=False)
     for j, check in enumerate(recipe.done_when):
         _check_check_tab(recipe, check, f"done_when[{j}]", source, required=True)
+    check_setup(recipe, source)
     for name, output in recipe.outputs.items():
         if output.tab not in recipe.tabs:
             raise _invalid(
@@ -132,6 +133,44 @@ def check_steps(recipe: Recipe, source: str) -> None:
                 f"outputs.{name}.tab",
                 f"unknown tab role {output.tab!r}",
                 "Use a declared role.",
+            )
+
+
+def check_setup(recipe: Recipe, source: str) -> None:
+    """Setup steps act on declared tabs with unique ids and submit nothing the run counts.
+
+    A sign-in is repeated when the state expires, so it must not be a mutation that is
+    dispatched at most once; ``signed_in`` checks each name a tab whose start page they read.
+    """
+    seen: set[str] = set()
+    for i, step in enumerate(recipe.setup):
+        path = f"setup[{i}]"
+        if step.id in seen:
+            raise _invalid(source, f"{path}.id", f"duplicate step id {step.id!r}", "Rename it.")
+        seen.add(step.id)
+        if step.tab not in recipe.tabs or recipe.tabs[step.tab].start is None:
+            raise _invalid(
+                source,
+                f"{path}.tab",
+                f"setup step on {step.tab!r}, which is not a declared tab with a `start`",
+                "Use a tab role declared under `tabs:` with a `start` URL.",
+            )
+        if step.effect == "submit":
+            raise _invalid(
+                source,
+                f"{path}.effect",
+                "a setup step cannot be a submission: setup runs again when the state expires",
+                "Remove `effect: submit`; check the sign-in with `expect` or `signed_in`.",
+            )
+    for j, check in enumerate(recipe.signed_in):
+        _check_check_tab(recipe, check, f"signed_in[{j}]", source, required=True)
+        assert check.tab is not None
+        if recipe.tabs[check.tab].start is None:
+            raise _invalid(
+                source,
+                f"signed_in[{j}].tab",
+                f"tab {check.tab!r} has no `start` page to check the sign-in on",
+                "Name a tab role with a `start` URL.",
             )
 
 
@@ -195,7 +234,8 @@ def _duplicate_output(source: str, path: str, name: str) -> RecipeInvalid:
 
 def _check_check_tab(recipe: Recipe, check: Check, path: str, source: str, required: bool) -> None:
     if check.tab is None and required:
-        raise _invalid(source, f"{path}.tab", "a done_when check must name its tab", "Add `tab:`.")
+        what = path.split("[", 1)[0]
+        raise _invalid(source, f"{path}.tab", f"a {what} check must name its tab", "Add `tab:`.")
     if check.tab is not None and check.tab not in recipe.tabs:
         raise _invalid(
             source, f"{path}.tab", f"unknown tab role {check.tab!r}", "Use a declared tab role."

@@ -781,3 +781,9 @@ class Recipe(_Model):
     """Values each iteration produces, read after the steps ran."""
     done_when: list[Check] = Field(default_factory=list)
     """Checks that prove the iteration's work is done (each names its `tab`)."""
+    setup: list[Step] = Field(default_factory=list)
+    """Steps run once per run and lane before the first iteration, in their own browser
+    context (typically: sign in); the state they leave seeds every iteration's context."""
+    signed_in: list[Check] = Field(default_factory=list)
+    """Checks that prove the signed-in state still holds (each names its `tab`, checked on
+    that tab's start page) before each iteration; if one fails, `setup` runs again once."""

@@ -15,7 +15,7 @@ import json
 import os
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from contextlib import AsyncExitStack
+from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -40,12 +40,21 @@ from northstar.results import IterationResult, IterationState
 from northstar.run.continuation import Unresumable, resume_plan
 from northstar.run.definition_guard import DefinitionGuard
 from northstar.run.failpoints import failpoint_from_environ
-from northstar.run.identity import run_identity
+from northstar.run.identity import RunIdentity, run_identity
 from northstar.run.probe_controls import control_due, run_control
 from northstar.run.recorder import JournalRecorder
 from northstar.run.repeat import RepeatOptions, RepeatSummary, VerifiedTally, repeat_program
 from northstar.run.retained import RetainedResults
-from northstar.run.runner import ProgramRunner
+from northstar.run.runner import ProgramRunner, open_session
+from northstar.run.signin import (
+    LaneSignIn,
+    SignInPlans,
+    check_plan,
+    keep_state,
+    remove_held,
+    signed_out,
+    state_file,
+)
 
 if TYPE_CHECKING:
     from northstar.run.monitor_feed import StepMonitor
@@ -85,6 +94,8 @@ class RunRequest:
     # Positive controls of reconcile probes: the first verified submission of each submit
     # step, and with N > 0 every Nth too (``northstar.run.probe_controls``).
     probe_control_every: int = 0
+    state: str | None = None  # --state: a saved signed-in state the run starts from
+    keep_state: str | None = None  # --keep-state: where the run's signed-in state is kept
 
     def row_for(self, number: int) -> Mapping[str, Any]:
         """Iteration ``number``'s values: its own row, or the one constant row."""
@@ -179,7 +190,8 @@ class _RunContext:
         self._hooks = chain_hooks(self._host_hooks, hooks)  # then the caller's (progress)
         self.runner = self._new_runner()
         self._lane_runners: dict[int, ProgramRunner] = {}
-        self.identity = run_identity(None, request.profile)
+        self.identity = run_identity(request.profile, request.state)
+        self._sign_ins: dict[int, LaneSignIn] = {}
         self._verified_submits: Counter[str] = Counter()  # by step, for the probe controls
 
     def _new_runner(self, monitor: StepMonitor | None = None) -> ProgramRunner:
@@ -218,10 +230,10 @@ class _RunContext:
         structlog.contextvars.bind_contextvars(lane=lane)
         async with AsyncExitStack() as stack:
             kept = None
-            if self.request.keep_context:
-                kept = await stack.enter_async_context(self.host.session(self.plan(numbers[0])))
             tally = VerifiedTally(len(numbers))
             try:
+                if self.request.keep_context:
+                    kept = await stack.enter_async_context(await self._kept_session(numbers, lane))
                 summary = await repeat_program(
                     lambda number: self.iteration(number, lane=lane, session=kept),
                     self.request.repeat,
@@ -238,6 +250,45 @@ class _RunContext:
                 self.journal.record_stop(self.run_id, exc.with_context(run_id=self.run_id))
                 return tally.summary(), exc
         return summary, None
+
+    async def _kept_session(
+        self, numbers: list[int], lane: int
+    ) -> AbstractAsyncContextManager[BrowserSession]:
+        """The lane's one context for ``--keep-context``, made from its signed-in state."""
+        identity = await self._signed_in(lane)
+        return open_session(self.host, self.plan(numbers[0]), identity.storage_state)
+
+    def sign_in(self, lane: int) -> LaneSignIn | None:
+        """The lane's sign-in (made on first use), or ``None`` for a recipe that has none."""
+        if lane not in self._sign_ins:
+            plans = SignInPlans.of(
+                self.request.compiled, self.request.row_for(1), self.request.base_url
+            )
+            if plans is None:
+                return None
+
+            def on_event(name: str, fields: Mapping[str, Any]) -> None:
+                self.journal.event(self.run_id, name, lane=lane, **fields)
+
+            held = state_file(self.artifacts, lane)
+            self._sign_ins[lane] = LaneSignIn(self.host, plans, held, self.identity, on_event)
+        return self._sign_ins[lane]
+
+    async def _signed_in(self, lane: int) -> RunIdentity:
+        """The identity the lane's next context starts from, signed in when the recipe asks."""
+        sign_in = self.sign_in(lane)
+        return self.identity if sign_in is None else await sign_in.ready()
+
+    def end_sign_ins(self) -> None:
+        """Keep the state where ``--keep-state`` says, then delete every held one."""
+        identities = [sign_in.identity for sign_in in self._sign_ins.values()]
+        kept = self.request.keep_state
+        chosen = next((i.storage_state for i in identities if i.storage_state), None)
+        try:
+            if kept and chosen:
+                keep_state(chosen, Path(kept))
+        finally:
+            remove_held(identities)
 
     def plan(self, number: int) -> Plan:
         values = self.request.row_for(number)
@@ -264,8 +315,31 @@ class _RunContext:
     async def _run_checked(
         self, plan: Plan, lane: int, session: BrowserSession | None, *, resumed: bool
     ) -> IterationResult:
+        async with AsyncExitStack() as stack:
+            self.definition_guard.check(plan)
+            begun = False
+            sign_in = self.sign_in(lane) if session is None else None
+            if sign_in is not None:
+                # Signed in before the iteration starts: a failure here has sent nothing.
+                checked = sign_in.checked_session(plan, self._check_plan(plan))
+                session, begun = await stack.enter_async_context(checked), True
+            return await self._run_started(plan, lane, session, begun=begun, resumed=resumed)
+
+    def _check_plan(self, plan: Plan) -> Plan | None:
+        """The ``signed_in`` checks rendered with this iteration's values (its start URLs)."""
+        values = self.request.row_for(plan.iteration)
+        return check_plan(self.request.compiled, values, self.request.base_url)
+
+    async def _run_started(
+        self,
+        plan: Plan,
+        lane: int,
+        session: BrowserSession | None,
+        *,
+        begun: bool,
+        resumed: bool,
+    ) -> IterationResult:
         number = plan.iteration
-        self.definition_guard.check(plan)
         self.journal.start_iteration(
             self.run_id,
             number,
@@ -285,7 +359,10 @@ class _RunContext:
                 model_calls=0,
             )
         else:
-            result = await self.runner_for(lane).run_iteration(rest, session=session)
+            result = await self.runner_for(lane).run_iteration(
+                rest, session=session, storage_state=self.identity.storage_state, begun=begun
+            )
+            result = await self._signed_out_or(result, lane)
         for signal in result.signals:  # advice for the report and the agent path
             self.journal.event(self.run_id, "loop_signal", iteration=number, **signal)
         if result.verified:
@@ -293,14 +370,17 @@ class _RunContext:
         self.journal.finish_iteration(self.run_id, result, secrets=plan.secrets)
         log.info("iteration_finished", state=str(result.state), reason=result.reason_code)
         if result.verified:
-            await self._probe_controls(plan)
+            await self._probe_controls(plan, lane)
         return result
 
-    async def _probe_controls(self, plan: Plan) -> None:
+    async def _probe_controls(self, plan: Plan, lane: int) -> None:
         """Run the probe of each submission this iteration verified, when a control is due.
 
-        A control's failure is recorded (the probe is blind), never the iteration's.
+        A control's failure is recorded (the probe is blind), never the iteration's. It
+        starts from the lane's identity: signed in by the recipe's ``setup`` when it has one.
         """
+        sign_in = self.sign_in(lane)
+        identity = self.identity if sign_in is None else sign_in.identity
         for step_id in self._verified_by_expectations(plan):
             self._verified_submits[step_id] += 1
             if not control_due(self._verified_submits[step_id], self.request.probe_control_every):
@@ -313,7 +393,7 @@ class _RunContext:
                     definition_hash=self.request.compiled.recipe_hash,
                     base_url=self.request.base_url,
                     host=self.host,
-                    identity=self.identity,
+                    identity=identity,
                     journal=self.journal,
                 )
             except NorthstarError as exc:
@@ -327,6 +407,14 @@ class _RunContext:
             for s in self.journal.iteration_submissions(self.run_id, plan.iteration)
             if s.step_id in probed and s.state is SubmissionState.VERIFIED and s.decided_by is None
         ]
+
+    async def _signed_out_or(self, result: IterationResult, lane: int) -> IterationResult:
+        """A failed iteration whose signed-in state no longer holds was signed out."""
+        sign_in = self.sign_in(lane)
+        failed = result.state in (IterationState.FAILED, IterationState.UNKNOWN)
+        if sign_in is None or not failed or sign_in.identity.storage_state is None:
+            return result
+        return result if await sign_in.holds() else signed_out(result)
 
     def _rest_of(self, plan: Plan) -> Plan | Unresumable:
         """A resumed iteration with a verified submission goes on after it, never before."""
@@ -492,9 +580,12 @@ async def continue_run(
     run = _RunContext(request, host, journal, stop or StopSignal(), on_result, run_id, hooks)
     numbers = list(range(1, request.repeat.count + 1) if numbers is None else numbers)
     lanes = assign_lanes(numbers, request.concurrency)
-    ended = await asyncio.gather(
-        *(run.lane(lane, share) for lane, share in enumerate(lanes, start=1))
-    )
+    try:
+        ended = await asyncio.gather(
+            *(run.lane(lane, share) for lane, share in enumerate(lanes, start=1))
+        )
+    finally:
+        run.end_sign_ins()  # the signed-in state is a secret: it does not outlive the run
     summary = merge_summaries(len(numbers), [part for part, _ in ended])
     errors = [error for _, error in ended if error is not None]
     results = run.results.in_order()
@@ -527,4 +618,7 @@ async def run_one_iteration(
     """
     run = _RunContext(request, host, journal, stop or StopSignal(), lambda result: None, run_id)
     run.definition_guard.submitted_files = submitted_files
-    return await run.iteration(number, lane=lane)
+    try:
+        return await run.iteration(number, lane=lane)
+    finally:
+        run.end_sign_ins()

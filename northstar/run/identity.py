@@ -3,39 +3,45 @@
 A reconcile probe judges whether a submission happened; it can only see what the
 iteration saw if it starts from the same signed-in state. A probe in a fresh, signed-out
 context lands on a login page and would "prove" every entry absent. So every context a
-run opens besides its iterations' own (a reconcile probe, the positive control after a
-verified submission, the re-check before a resend) is opened from ``RunIdentity``.
+run opens (an iteration's, a ``signed_in`` check's, a reconcile probe's, the positive
+control after a verified submission, the re-check before a resend) starts from
+``RunIdentity``.
 
-Today the identity is the storage state (``--profile``) the run was started with, taken
-from the journal's record of the run, so a reconcile or resume that is not given
-``--profile`` again still probes signed in. A run-level sign-in adds its saved state
-here: ``storage_state`` is the one path a context starts from, whatever produced it.
+The state is a Playwright storage-state file: a profile given with ``--profile`` (the one
+the journal recorded for the run wins, so a reconcile or resume not given ``--profile``
+again still probes signed in), a saved sign-in given with ``--state``, or the one the
+recipe's ``setup`` made for this run (``held``: a secret beside the journal, removed at the
+run's end). ``RunIdentity`` is plain data; ``northstar.run.signin`` makes and checks it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 __all__ = ["RunIdentity", "run_identity"]
 
 
 @dataclass(frozen=True)
 class RunIdentity:
-    """The state a browser context of this run starts from (``None``: a fresh one)."""
+    """The storage-state file a context starts from (``None``: a clean context)."""
 
-    profile: str | None = None
-    """The storage-state file the run was started with (``--profile``), as recorded."""
+    storage_state: str | None = None
+    # The state was made by this run's ``setup``: a secret the run removes when it ends.
+    held: bool = False
 
-    @property
-    def storage_state(self) -> str | None:
-        """The storage-state file a context of this run is created with."""
-        return self.profile
+    def signed_in_with(self, state_file: Path) -> RunIdentity:
+        """The identity after ``setup`` saved a new signed-in state to ``state_file``."""
+        return RunIdentity(str(state_file), held=True)
 
 
-def run_identity(recorded_profile: str | None, given_profile: str | None = None) -> RunIdentity:
-    """The run's identity from its journal record, or from its request before it is recorded.
-
-    The recorded profile wins: the binding check refuses a request with another one, and a
-    probe must see what the run's iterations saw.
-    """
-    return RunIdentity(profile=recorded_profile or given_profile or None)
+def run_identity(
+    profile: str | None = None,
+    state: str | None = None,
+    *,
+    recorded_profile: str | None = None,
+) -> RunIdentity:
+    """A run's starting identity: a saved sign-in (``--state``) wins, then the profile the
+    journal recorded for the run (the binding check refuses another), then ``profile``."""
+    chosen = state or recorded_profile or profile
+    return RunIdentity(str(Path(chosen).resolve()) if chosen else None)

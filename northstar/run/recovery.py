@@ -18,7 +18,8 @@ Every call presents the run's credential (``CREDENTIALS_INVALID`` otherwise).
 from __future__ import annotations
 
 import socket
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import AsyncIterator, Callable, Collection, Iterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
@@ -35,6 +36,7 @@ from northstar.errors import (
     UsageInvalid,
 )
 from northstar.journal import Journal, RunRecord, SubmissionRecord, SubmissionState
+from northstar.journal.paths import run_artifacts_dir
 from northstar.journal.workers import pid_alive
 from northstar.plan.compiler import bind
 from northstar.plan.model import Plan
@@ -59,6 +61,7 @@ from northstar.run.reconcile import (
     iteration_verdict,
     probe_plan,
 )
+from northstar.run.signin import held_identity, state_file
 
 __all__ = [
     "ReconcileDecision",
@@ -191,11 +194,11 @@ async def reconcile_run(
     refuse_if_live(record, journal)
     check_same_run(record, request)
     decisions: list[ReconcileDecision] = []
-    probing = _probing(request, record, host, journal)
-    for number, (state, fingerprint) in sorted(journal.iteration_states(run_id).items()):
-        if state in _UNSETTLED or state is IterationState.NEEDS_REVIEW:
-            plan = _plan_for(request, number, fingerprint, run_id)
-            decisions.append(await _reconcile_iteration(plan, probing))
+    async with _probing(request, record, host, journal) as probing:
+        for number, (state, fingerprint) in sorted(journal.iteration_states(run_id).items()):
+            if state in _UNSETTLED or state is IterationState.NEEDS_REVIEW:
+                plan = _plan_for(request, number, fingerprint, run_id)
+                decisions.append(await _reconcile_iteration(plan, probing))
     journal.finish_run(run_id, _status_after(journal, record))
     return decisions
 
@@ -225,11 +228,19 @@ class _Probing:
     journal: Journal
 
 
-def _probing(
+@asynccontextmanager
+async def _probing(
     request: RunRequest, record: RunRecord, host: BrowserHost, journal: Journal
-) -> _Probing:
-    identity = run_identity(record.profile, request.profile)
-    return _Probing(request, record.run_id, host, identity, journal)
+) -> AsyncIterator[_Probing]:
+    """The run's own identity for its probes: its recorded profile or saved state, signed in
+    again by the recipe's ``setup`` when it has one (the run's held state was removed)."""
+    held_at = state_file(run_artifacts_dir(journal.path, record.run_id), lane=0)
+    start = run_identity(request.profile, request.state, recorded_profile=record.profile)
+    values = request.row_for(1)
+    async with held_identity(
+        host, request.compiled, values, request.base_url, held_at, start
+    ) as identity:
+        yield _Probing(request, record.run_id, host, identity, journal)
 
 
 async def _reconcile_iteration(plan: Plan, probing: _Probing) -> ReconcileDecision:
@@ -402,7 +413,7 @@ async def resume_run(
             f"every iteration of run {run_id} is already verified",
             fix="Nothing to resume; start a new run for more iterations.",
         )
-    await _recheck_absences(rest, _probing(request, record, host, journal))
+    await _recheck_absences(rest, request, record, host, journal)
     journal.finish_run(run_id, "running")
     journal.event(run_id, "run_resumed", first=rest[0], remaining=len(rest))
     assert credential is not None  # checked above
@@ -451,21 +462,33 @@ def _refuse_while_settling(
             )
 
 
-async def _recheck_absences(numbers: list[int], probing: _Probing) -> None:
+async def _recheck_absences(
+    numbers: list[int],
+    request: RunRequest,
+    record: RunRecord,
+    host: BrowserHost,
+    journal: Journal,
+) -> None:
     """Probe again, right before resending, each submission a probe proved absent.
 
     The effect may have appeared since reconcile looked: then it is verified now and the
     iteration continues after it. A person's ``--mark failed`` is not second-guessed.
     """
-    journal, run_id = probing.journal, probing.run_id
-    for number in numbers:
-        for submission in journal.iteration_submissions(run_id, number):
-            absent = submission.state is SubmissionState.FAILED
-            if absent and submission.decided_by == "probe":
-                fingerprint = journal.iteration_states(run_id)[number][1]
-                plan = _plan_for(probing.request, number, fingerprint, run_id)
-                check = await _check_submission(plan, submission, probing)
-                _after_recheck(journal, run_id, number, check)
+    run_id = record.run_id
+    absent = [
+        (number, submission)
+        for number in numbers
+        for submission in journal.iteration_submissions(run_id, number)
+        if submission.state is SubmissionState.FAILED and submission.decided_by == "probe"
+    ]
+    if not absent:
+        return  # nothing to probe: no sign-in either
+    async with _probing(request, record, host, journal) as probing:
+        for number, submission in absent:
+            fingerprint = journal.iteration_states(run_id)[number][1]
+            plan = _plan_for(request, number, fingerprint, run_id)
+            check = await _check_submission(plan, submission, probing)
+            _after_recheck(journal, run_id, number, check)
 
 
 def _after_recheck(journal: Journal, run_id: str, number: int, check: SubmissionCheck) -> None:

@@ -21,7 +21,7 @@ import asyncio
 import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from contextlib import asynccontextmanager, suppress
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppress
 from typing import TYPE_CHECKING
 
 import structlog
@@ -50,6 +50,7 @@ __all__ = [
     "NullRecorder",
     "ProgramRunner",
     "apply_regex",
+    "open_session",
     "unexpected_after_dispatch",
 ]
 
@@ -106,6 +107,15 @@ class _StepFailed(Exception):
         self.state = state
 
 
+def open_session(
+    host: BrowserHost, plan: Plan, storage_state: str | None
+) -> AbstractAsyncContextManager[BrowserSession]:
+    """The host's session for ``plan``, made from ``storage_state`` when there is one."""
+    if storage_state is None:
+        return host.session(plan)  # hosts written before signed-in states take no such word
+    return host.session(plan, storage_state=storage_state)
+
+
 class ProgramRunner:
     """Runs one iteration of a plan and returns its ``IterationResult``."""
 
@@ -140,20 +150,27 @@ class ProgramRunner:
         self._on_failure = on_failure
 
     async def run_iteration(
-        self, plan: Plan, *, session: BrowserSession | None = None
+        self,
+        plan: Plan,
+        *,
+        session: BrowserSession | None = None,
+        storage_state: str | None = None,
+        begun: bool = False,
     ) -> IterationResult:
         """Execute every step, then ``done_when`` and outputs; never raises a NorthstarError.
 
-        Each iteration gets a fresh browser context, unless a ``session`` kept across
-        iterations is given (a recipe that relies on a signed-in session); that one
-        starts the iteration with its tabs closed and its cookies kept.
+        Each iteration gets a fresh browser context (made from ``storage_state``, the
+        run's signed-in state, when given), unless a ``session`` kept across iterations
+        is given; that one starts the iteration with its tabs closed and its cookies kept,
+        unless ``begun``: a session made for this iteration, whose tabs (opened at their
+        start by the sign-in check) the steps go on with.
         """
         started = self._monotonic()
         results: list[StepResult] = []
         dispatches = _Dispatches()
         try:
             async with (
-                self._session_for(plan, session) as session,
+                self._session_for(plan, session, storage_state, begun) as session,
                 self._hooks.around(session, plan),
             ):
                 try:
@@ -185,13 +202,14 @@ class ProgramRunner:
 
     @asynccontextmanager
     async def _session_for(
-        self, plan: Plan, kept: BrowserSession | None
+        self, plan: Plan, kept: BrowserSession | None, storage_state: str | None, begun: bool
     ) -> AsyncIterator[BrowserSession]:
         if kept is None:
-            async with self._host.session(plan) as fresh:
+            async with open_session(self._host, plan, storage_state) as fresh:
                 yield fresh
             return
-        await kept.begin(plan)
+        if not begun:
+            await kept.begin(plan)
         yield kept
 
     async def _run_all(
