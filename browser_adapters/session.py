@@ -55,6 +55,7 @@ from browser_adapters.locators import (
     resolve_one,
 )
 from browser_adapters.origin_gate import OriginGate, PageGuard, Refusal
+from browser_adapters.rich_text import fill_text
 from northstar.browser import Reading, ReadSource
 from northstar.errors import (
     ActionFailed,
@@ -751,8 +752,8 @@ def _target_action(body: Step) -> tuple[Target, LocatorAction]:
             button=click.button, click_count=click.count, timeout=t
         )
     if body.fill is not None:
-        value = body.fill.value
-        return body.fill.target, lambda loc, t: loc.fill(value, timeout=t)
+        fill, what = body.fill, f"fill {body.fill.target.describe()}"
+        return fill.target, lambda loc, t: fill_text(loc, fill, t, what)
     if body.select is not None:
         return body.select.target, _select(body)
     if body.check is not None:

@@ -276,12 +276,32 @@ class ClickAction(TargetAction):
 
 
 class FillAction(_Model):
-    """Type a value into a text field, replacing what it held."""
+    """Type a value into a text field or a rich editor, replacing what it held.
+
+    On a rich editor (a ``contenteditable``: Draft.js, ProseMirror, Quill, Lexical, TinyMCE)
+    the fill ends only when the editor shows the text after it settled; where a plain fill
+    does not take, the text is typed key by key, and if it still is not there the step fails
+    with ``FILL_NOT_APPLIED``.
+    """
+
+    model_config = ConfigDict(
+        json_schema_extra={"dependentSchemas": {"delay": {"properties": {"type": {"const": True}}}}}
+    )
 
     target: Target
     """The field typed into (its old value is replaced)."""
     value: Text
     """The text to type; templates such as `{{ title }}` are rendered first."""
+    type: bool = False
+    """true: press a key for each character (real keystrokes) instead of inserting the text."""
+    delay: Whole = Field(default=0, ge=0, le=1000)
+    """Milliseconds between keystrokes (with `type: true`), for widgets that need time."""
+
+    @model_validator(mode="after")
+    def _delay_needs_type(self) -> FillAction:
+        if self.delay and not self.type:
+            raise ValueError("`delay` is the time between keystrokes: it needs `type: true`")
+        return self
 
 
 SELECT_CHOICES = ("value", "label", "values")
