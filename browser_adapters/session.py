@@ -55,6 +55,7 @@ from browser_adapters.locators import (
     resolve_one,
 )
 from browser_adapters.origin_gate import OriginGate, PageGuard, Refusal
+from browser_adapters.page_requests import PageRequests
 from browser_adapters.rich_text import fill_text
 from northstar.browser import Reading, ReadSource
 from northstar.errors import (
@@ -161,7 +162,7 @@ class PlaywrightSession:
     ) -> None:
         self._context = context
         self._spare = spare  # a blank page of a reused context: the first tab opened takes it
-        self._listeners: list[tuple[Page | BrowserContext, str, Callable[[Page], None]]] = []
+        self._listeners: list[tuple[Page | BrowserContext, str, Callable[[Any], None]]] = []
         self._given = dict(given or {})  # role -> a page someone else opened, used on open
         self._lent = list(self._given.values())  # never closed here: their owner closes them
         self.watch: BrowserWatch = watch_of(context.browser)
@@ -173,6 +174,7 @@ class PlaywrightSession:
         self._passwords: set[str] = set()
         self._secrets: set[str] = set(plan.secrets)
         self._pages: dict[str, Page] = {}
+        self._requests: dict[str, PageRequests] = {}  # per role, for idle checks and NOT_SENT
         self._closed: set[str] = set()
         self._blocked: dict[str, Refusal] = {}  # by role, until a step reports it
         self._snapshots: dict[str, str] = {}  # role -> snapshot id of its latest observation
@@ -299,9 +301,12 @@ class PlaywrightSession:
         self._snapshots.pop(role, None)
         self._listen(page, "close", lambda _page: self._on_close(role, _page))
         self._listen(page, "popup", lambda popup: self._on_popup(role, popup))
+        self._requests[role] = requests = PageRequests()
+        for event, handler in requests.handlers():
+            self._listen(page, event, handler)
 
     def _listen(
-        self, emitter: Page | BrowserContext, event: str, handler: Callable[[Page], None]
+        self, emitter: Page | BrowserContext, event: str, handler: Callable[[Any], None]
     ) -> None:
         emitter.on(event, handler)  # type: ignore[call-overload]
         self._listeners.append((emitter, event, handler))
@@ -646,7 +651,14 @@ class PlaywrightSession:
         what = redact(check.describe(), self._secrets)
         try:
             async with converted_errors(what, tab=tab, secrets=self._secrets):
-                evidence = await run_check(page, check, tab=tab, timeout_ms=timeout_ms, shown=what)
+                evidence = await run_check(
+                    page,
+                    check,
+                    tab=tab,
+                    timeout_ms=timeout_ms,
+                    shown=what,
+                    requests=self._requests.get(tab),
+                )
         except NorthstarError:
             self._raise_if_refused(tab)  # a refused navigation is why the page is not as expected
             raise

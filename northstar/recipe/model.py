@@ -422,7 +422,11 @@ CHECK_KINDS = (
     "checked",
     "count",
     "title",
+    "idle",
+    "any_of",
 )
+# Bounds of an idle check's quiet time, in milliseconds.
+IDLE_MS = (50, 60_000)
 
 
 class Check(_Model):
@@ -453,6 +457,12 @@ class Check(_Model):
     """A target matches this many elements."""
     title: TitleCheck | None = None
     """The page title equals or contains a value."""
+    idle: Whole | None = Field(default=None, ge=IDLE_MS[0], le=IDLE_MS[1])
+    """The page had no request pending for this many milliseconds (a save the page makes
+    by itself has finished); waited for up to the step's timeout."""
+    any_of: list[Check] | None = Field(default=None, min_length=2)
+    """At least one of these checks holds (they are waited for together, on this check's
+    tab): for a page that answers with one of several messages."""
 
     @model_validator(mode="after")
     def _one_kind(self) -> Check:
@@ -462,6 +472,8 @@ class Check(_Model):
                 f"a check needs exactly one of {', '.join(CHECK_KINDS)}"
                 + (f" (got {', '.join(chosen)})" if chosen else "")
             )
+        if self.any_of and any(each.tab is not None for each in self.any_of):
+            raise ValueError("the checks of `any_of` take the tab of the `any_of` check itself")
         return self
 
     @property
@@ -472,6 +484,10 @@ class Check(_Model):
         """The expectation in words, for error messages and reports."""
         kind = self.kind
         body = getattr(self, kind)
+        if self.any_of is not None:
+            return "any of (" + " | ".join(each.describe() for each in self.any_of) + ")"
+        if self.idle is not None:
+            return f"idle: no request pending for {self.idle} ms"
         if isinstance(body, Target):
             return f"{kind} {body.describe()}"
         if isinstance(body, str):
