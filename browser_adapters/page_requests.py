@@ -15,7 +15,7 @@ from collections.abc import Callable
 from contextlib import suppress
 from typing import Any
 
-from playwright.async_api import Request
+from playwright.async_api import Frame, Request
 
 __all__ = ["PageRequests", "quiet_left_ms", "wait_idle"]
 
@@ -37,15 +37,21 @@ class PageRequests:
         self._pending: set[int] = set()
         self.last_change = clock()
         self.changing_sent = 0  # requests by a method other than GET/HEAD/OPTIONS
+        self.navigations = 0  # documents the page's main frame loaded
         self.changed = asyncio.Event()
 
     def handlers(self) -> tuple[tuple[str, Callable[[Any], None]], ...]:
-        """The page events to listen to, with their handlers."""
+        """The page (or context) events to listen to, with their handlers."""
         return (
             ("request", self.started),
             ("requestfinished", self.ended),
             ("requestfailed", self.ended),
+            ("framenavigated", self.navigated),
         )
+
+    def navigated(self, frame: Frame) -> None:
+        if frame.parent_frame is None:
+            self.navigations += 1
 
     @property
     def pending(self) -> int:

@@ -57,7 +57,7 @@ from browser_adapters.locators import (
 from browser_adapters.origin_gate import OriginGate, PageGuard, Refusal
 from browser_adapters.page_requests import PageRequests
 from browser_adapters.rich_text import fill_text
-from northstar.browser import Reading, ReadSource
+from northstar.browser import Reading, ReadSource, SendTrace
 from northstar.errors import (
     ActionFailed,
     NavigationFailed,
@@ -185,6 +185,12 @@ class PlaywrightSession:
         self._acting: str | None = None  # the role of the step running, or that ran last
         self._opening = asyncio.Lock()  # held while a tab's own new page is made and bound
         self._listen(context, "page", self._on_new_page)
+        # Every request of every page of the context, for NOT_SENT: a submission may post
+        # from a popup or a worker as well as from its own page.
+        self._context_requests = PageRequests()
+        for event, handler in self._context_requests.handlers()[:1]:
+            self._listen(context, event, handler)
+        self._sent_mark: dict[str, tuple[int, int]] = {}  # role -> counts at its last submit
 
     def _guard(self, role: str) -> PageGuard:
         """The gate's guard for a role's page: the role's origins; a refusal is the role's."""
@@ -389,6 +395,7 @@ class PlaywrightSession:
         self._acting = step.tab
         page = self._readable(step.tab)
         self._blocked.pop(step.tab, None)
+        before_dispatch = self._marking(step, before_dispatch)
         if step.opens_tab is None:
             acted_on = await self._act(page, step, before_dispatch)
             self._raise_if_blocked(step.tab)
@@ -408,6 +415,30 @@ class PlaywrightSession:
         found = self._shown_url(popup)
         opened = Evidence("tab_opened", step.opens_tab, f"popup of {step.id}", True, found)
         return (*acted_on, opened, *await self._take_notices())
+
+    def _marking(self, step: BoundStep, before_dispatch: Callable[[], None]) -> Callable[[], None]:
+        """``before_dispatch`` that first notes what had left the context (for NOT_SENT)."""
+        if not step.is_submit:
+            return before_dispatch
+
+        def mark() -> None:
+            before_dispatch()
+            navigations = self._requests[step.tab].navigations if step.tab in self._requests else 0
+            self._sent_mark[step.tab] = (self._context_requests.changing_sent, navigations)
+
+        return mark
+
+    @watched
+    async def send_trace(self, tab: str) -> SendTrace:
+        changing, navigations = self._sent_mark.get(tab, (0, 0))
+        requests = self._requests.get(tab)
+        navigated = requests is not None and requests.navigations > navigations
+        page = self._pages.get(tab)
+        validation = None
+        if page is not None and not page.is_closed() and not navigated:
+            with suppress(PlaywrightError):  # a page that is going away has no message
+                validation = await page.evaluate(_FIRST_INVALID)
+        return SendTrace(self._context_requests.changing_sent - changing, navigated, validation)
 
     def _shown_url(self, page: Page) -> str:
         """A page's URL for evidence: a secret in a query string stays out of the record."""
@@ -742,6 +773,15 @@ async def _read_locator(
 
 
 LocatorAction = Callable[[Locator, float], Awaitable[None]]
+
+# The browser's own validation message of the first invalid field, named by its label.
+_FIRST_INVALID = """() => {
+    const field = document.querySelector("input:invalid, select:invalid, textarea:invalid");
+    if (!field) return null;
+    const label = field.labels && field.labels[0] ? field.labels[0].innerText.trim() : "";
+    const name = label || field.getAttribute("aria-label") || field.name || field.id;
+    return `${name}: ${field.validationMessage}`;
+}"""
 
 
 def _time_left(timeout_ms: int) -> Callable[[], float]:

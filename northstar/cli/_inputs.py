@@ -202,6 +202,7 @@ def build_request(
         profile=str(Path(profile).resolve()) if profile else None,
         concurrency=options.get("concurrency") or 1,
         fail_fast=bool(options.get("fail_fast")),
+        on_failure=options.get("on_failure") or "stop",
         keep_context=bool(options.get("keep_context")),
         monitor=bool(options.get("monitor")),
     )

@@ -28,6 +28,7 @@ from northstar.programs.running import refuse_unsupported
 from northstar.programs.verdict import model_calls_line
 from northstar.results import IterationResult
 from northstar.run.execution import RunOutcome, StopSignal
+from northstar.run.repeat import ON_FAILURE
 
 __all__ = ["browser_settings", "run", "run_with_signals", "validate"]
 
@@ -95,6 +96,13 @@ async def run_with_signals(
     help="Lanes sharing one browser, each with its own context and verified sequence.",
 )
 @click.option("--fail-fast", is_flag=True, help="A lane that stops stops the other lanes too.")
+@click.option(
+    "--on-failure",
+    type=click.Choice(ON_FAILURE),
+    default="stop",
+    show_default=True,
+    help="continue: go past rows that failed with nothing sent (NOT_SENT); the ending lists them.",
+)
 @click.option(
     "--monitor",
     is_flag=True,

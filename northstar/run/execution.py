@@ -40,7 +40,13 @@ from northstar.run.continuation import Unresumable, resume_plan
 from northstar.run.definition_guard import DefinitionGuard
 from northstar.run.failpoints import failpoint_from_environ
 from northstar.run.recorder import JournalRecorder
-from northstar.run.repeat import RepeatOptions, RepeatSummary, VerifiedTally, repeat_program
+from northstar.run.repeat import (
+    RepeatOptions,
+    RepeatSummary,
+    VerifiedTally,
+    may_go_past,
+    repeat_program,
+)
 from northstar.run.retained import RetainedResults
 from northstar.run.runner import ProgramRunner
 
@@ -79,6 +85,7 @@ class RunRequest:
     fail_fast: bool = False
     keep_context: bool = False
     monitor: bool = False  # feed each lane's steps and observations to a BehaviorMonitor
+    on_failure: str = "stop"  # "continue": go past iterations that failed with NOT_SENT
 
     def row_for(self, number: int) -> Mapping[str, Any]:
         """Iteration ``number``'s values: its own row, or the one constant row."""
@@ -221,6 +228,7 @@ class _RunContext:
                     should_stop=self.halted,
                     numbers=numbers,
                     tally=tally,
+                    go_past=lambda result: may_go_past(result, self.request.on_failure),
                 )
             except ProgramIterationNotVerified as exc:
                 self._halt = self._halt or self.request.fail_fast
@@ -361,6 +369,7 @@ def open_run(request: RunRequest, journal: Journal) -> tuple[str, str]:
             "concurrency": request.concurrency,  # a resume deals its rest over as many lanes
             "fail_fast": request.fail_fast,
             "keep_context": request.keep_context,
+            "on_failure": request.on_failure,
         },
     )
     _save_credential(run_artifacts_dir(journal.path, run_id), credential)
