@@ -15,33 +15,15 @@ from pathlib import Path
 import pytest
 
 from fixtures.site_server import FixtureSite
+from tests.browser.test_rich_editors import ARTICLE_RECIPE
 from tests.cli.test_cli_run import northstar, write
 
 pytestmark = pytest.mark.browser
 
-RECIPE = """\
-name: publish-article
-timeout: 4000
-params:
-  title: {type: string, default: ""}
-  body: {type: string, required: true}
-tabs:
-  site:
-    start: "{{ base_url }}/articles/new"
-steps:
-  - id: title
-    tab: site
-    fill: {target: {label: Title}, value: "{{ title }}"}
-  - id: body
-    tab: site
-    fill: {target: {role: textbox, name: Body}, value: "{{ body }}"}
-  - id: publish
-    tab: site
-    click: {target: {role: button, name: Publish, exact: true}}
-    effect: submit
-    expect:
-      - text: {target: {role: region, name: Body}, equals: "{{ body }}"}
-"""
+# The rich-editor article recipe, with a title that may be empty and a short timeout.
+RECIPE = ARTICLE_RECIPE.replace(
+    "title: {type: string, required: true}", 'title: {type: string, default: ""}'
+).replace("timeout: 15000", "timeout: 4000")
 
 ROWS = [
     {"title": "First", "body": "one"},
