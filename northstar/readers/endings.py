@@ -192,6 +192,16 @@ ENDINGS: tuple[Ending, ...] = (
         one_line=True,
     ),
     Ending(
+        "skipped",
+        "finished without the rows a person skipped (`resume --skip`, reason journaled)",
+        11,
+        "nothing for the run; a skipped row was never sent: start a new run for it once its "
+        "data is fixed",
+        codes=("SKIPPED",),
+        next=_DETAILS,
+        one_line=True,
+    ),
+    Ending(
         "stopped",
         "stopped by Ctrl-C or SIGTERM: the step in progress finished, nothing new started",
         130,

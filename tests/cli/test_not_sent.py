@@ -77,3 +77,28 @@ def test_on_failure_continue_finishes_the_batch_and_reports_the_row_not_sent(
     assert (ending["verified"], ending["requested"], ending["code"]) == (2, 3, "NOT_SENT")
     assert (ending["reason"]["iteration"], ending["reason"]["code"]) == (2, "NOT_SENT")
     assert "--skip N" in ending["next"]
+
+
+def test_resume_skip_leaves_a_failed_row_out_with_its_reason_and_refuses_a_verified_one(
+    tmp_path: Path, site: FixtureSite
+) -> None:
+    code, out, err = run_rows(tmp_path, site)
+    assert code == 10, err
+    run_id = json.loads(out)["run_id"]
+    refused = northstar("resume", run_id, "--skip", "1", "--why", "again", cwd=tmp_path)
+    assert refused.returncode == 2
+    assert "only a failed row can be skipped" in refused.stderr
+    resumed = northstar(
+        "resume", run_id, "--skip", "2", "--why", "no title in the sheet", "--json",
+        "--params-file", str(tmp_path / "rows.json"), cwd=tmp_path, timeout=300,
+    )  # fmt: skip
+    assert resumed.returncode == 11, resumed.stderr
+    assert bodies(site) == ["one", "three"]
+    assert iteration_states(tmp_path) == [
+        (1, "verified", None),
+        (2, "failed", "SKIPPED"),
+        (3, "verified", None),
+    ]
+    ending = json.loads(resumed.stdout)
+    assert (ending["ending"], ending["verified"], ending["requested"]) == ("skipped", 2, 3)
+    assert ending["reason"]["message"] == "skipped: no title in the sheet"
