@@ -63,7 +63,7 @@ def form_mirror_wait_ms(left_ms: float) -> float:
 
 async def fill_text(locator: Locator, fill: FillAction, timeout_ms: float, what: str) -> None:
     """Fill a field or an editor with ``fill.value``; ``what`` names the step in an error."""
-    if not await locator.evaluate(_IS_EDITOR):
+    if not await locator.evaluate(_IS_EDITOR, timeout=timeout_ms):
         await _put_text(locator, fill, timeout_ms)
         return
     await _put_text(locator, fill, timeout_ms)
