@@ -40,14 +40,17 @@ class PageRequests:
         self.navigations = 0  # documents the page's main frame loaded
         self.changed = asyncio.Event()
 
-    def handlers(self) -> tuple[tuple[str, Callable[[Any], None]], ...]:
-        """The page (or context) events to listen to, with their handlers."""
+    def request_handlers(self) -> tuple[tuple[str, Callable[[Any], None]], ...]:
+        """The request events of a page or a whole context, with their handlers."""
         return (
             ("request", self.started),
             ("requestfinished", self.ended),
             ("requestfailed", self.ended),
-            ("framenavigated", self.navigated),
         )
+
+    def handlers(self) -> tuple[tuple[str, Callable[[Any], None]], ...]:
+        """A page's events to listen to: its requests and its main frame's navigations."""
+        return (*self.request_handlers(), ("framenavigated", self.navigated))
 
     def navigated(self, frame: Frame) -> None:
         if frame.parent_frame is None:

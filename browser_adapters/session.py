@@ -188,7 +188,7 @@ class PlaywrightSession:
         # Every request of every page of the context, for NOT_SENT: a submission may post
         # from a popup or a worker as well as from its own page.
         self._context_requests = PageRequests()
-        for event, handler in self._context_requests.handlers()[:1]:
+        for event, handler in self._context_requests.request_handlers():
             self._listen(context, event, handler)
         self._sent_mark: dict[str, tuple[int, int]] = {}  # role -> counts at its last submit
 
