@@ -58,7 +58,9 @@ from browser_adapters.locators import (
     resolve_one,
 )
 from browser_adapters.origin_gate import OriginGate, PageGuard, Refusal
-from northstar.browser import Reading, ReadSource
+from browser_adapters.page_requests import PageRequests
+from browser_adapters.rich_text import fill_text
+from northstar.browser import Reading, ReadSource, SendTrace
 from northstar.errors import (
     ActionFailed,
     NavigationFailed,
@@ -175,7 +177,7 @@ class PlaywrightSession:
     ) -> None:
         self._context = context
         self._spare = spare  # a blank page of a reused context: the first tab opened takes it
-        self._listeners: list[tuple[Page | BrowserContext, str, Callable[[Page], None]]] = []
+        self._listeners: list[tuple[Page | BrowserContext, str, Callable[[Any], None]]] = []
         self._given = dict(given or {})  # role -> a page someone else opened, used on open
         self._lent = list(self._given.values())  # never closed here: their owner closes them
         self.watch: BrowserWatch = watch_of(context.browser)
@@ -187,6 +189,7 @@ class PlaywrightSession:
         self._passwords: set[str] = set()
         self._secrets: set[str] = set(plan.secrets)
         self._pages: dict[str, Page] = {}
+        self._requests: dict[str, PageRequests] = {}  # per role, for idle checks and NOT_SENT
         self._closed: set[str] = set()
         self._blocked: dict[str, Refusal] = {}  # by role, until a step reports it
         self._snapshots: dict[str, str] = {}  # role -> snapshot id of its latest observation
@@ -202,6 +205,12 @@ class PlaywrightSession:
         self._acting: str | None = None  # the role of the step running, or that ran last
         self._opening = asyncio.Lock()  # held while a tab's own new page is made and bound
         self._listen(context, "page", self._on_new_page)
+        # Every request of every page of the context, for NOT_SENT: a submission may post
+        # from a popup or a worker as well as from its own page.
+        self._context_requests = PageRequests()
+        for event, handler in self._context_requests.request_handlers():
+            self._listen(context, event, handler)
+        self._sent_mark: dict[str, tuple[int, int]] = {}  # role -> counts at its last submit
 
     def _guard(self, role: str) -> PageGuard:
         """The gate's guard for a role's page: the role's origins; a refusal is the role's."""
@@ -349,9 +358,12 @@ class PlaywrightSession:
         self._snapshots.pop(role, None)
         self._listen(page, "close", lambda _page: self._on_close(role, _page))
         self._listen(page, "popup", lambda popup: self._on_popup(role, popup))
+        self._requests[role] = requests = PageRequests()
+        for event, handler in requests.handlers():
+            self._listen(page, event, handler)
 
     def _listen(
-        self, emitter: Page | BrowserContext, event: str, handler: Callable[[Page], None]
+        self, emitter: Page | BrowserContext, event: str, handler: Callable[[Any], None]
     ) -> None:
         emitter.on(event, handler)  # type: ignore[call-overload]
         self._listeners.append((emitter, event, handler))
@@ -445,6 +457,7 @@ class PlaywrightSession:
         self._acting = step.tab
         page = self._readable(step.tab)
         self._blocked.pop(step.tab, None)
+        before_dispatch = self._marking(step, before_dispatch)
         if step.opens_tab is None:
             acted_on = await self._act(page, step, before_dispatch)
             self._raise_if_blocked(step.tab)
@@ -464,6 +477,30 @@ class PlaywrightSession:
         found = self._shown_url(popup)
         opened = Evidence("tab_opened", step.opens_tab, f"popup of {step.id}", True, found)
         return (*acted_on, opened, *await self._take_notices())
+
+    def _marking(self, step: BoundStep, before_dispatch: Callable[[], None]) -> Callable[[], None]:
+        """``before_dispatch`` that first notes what had left the context (for NOT_SENT)."""
+        if not step.is_submit:
+            return before_dispatch
+
+        def mark() -> None:
+            before_dispatch()
+            navigations = self._requests[step.tab].navigations if step.tab in self._requests else 0
+            self._sent_mark[step.tab] = (self._context_requests.changing_sent, navigations)
+
+        return mark
+
+    @watched
+    async def send_trace(self, tab: str) -> SendTrace:
+        changing, navigations = self._sent_mark.get(tab, (0, 0))
+        requests = self._requests.get(tab)
+        navigated = requests is not None and requests.navigations > navigations
+        page = self._pages.get(tab)
+        validation = None
+        if page is not None and not page.is_closed() and not navigated:
+            with suppress(PlaywrightError):  # a page that is going away has no message
+                validation = await page.evaluate(_FIRST_INVALID)
+        return SendTrace(self._context_requests.changing_sent - changing, navigated, validation)
 
     def _shown_url(self, page: Page) -> str:
         """A page's URL for evidence: a secret in a query string stays out of the record."""
@@ -736,7 +773,14 @@ class PlaywrightSession:
         what = redact(check.describe(), self._secrets)
         try:
             async with converted_errors(what, tab=tab, secrets=self._secrets):
-                evidence = await run_check(page, check, tab=tab, timeout_ms=timeout_ms, shown=what)
+                evidence = await run_check(
+                    page,
+                    check,
+                    tab=tab,
+                    timeout_ms=timeout_ms,
+                    shown=what,
+                    requests=self._requests.get(tab),
+                )
         except NorthstarError:
             self._raise_if_refused(tab)  # a refused navigation is why the page is not as expected
             raise
@@ -867,6 +911,15 @@ async def _read_locator(
 
 LocatorAction = Callable[[Locator, float], Awaitable[None]]
 
+# The browser's own validation message of the first invalid field, named by its label.
+_FIRST_INVALID = """() => {
+    const field = document.querySelector("input:invalid, select:invalid, textarea:invalid");
+    if (!field) return null;
+    const label = field.labels && field.labels[0] ? field.labels[0].innerText.trim() : "";
+    const name = label || field.getAttribute("aria-label") || field.name || field.id;
+    return `${name}: ${field.validationMessage}`;
+}"""
+
 
 def _time_left(timeout_ms: int) -> Callable[[], float]:
     """Milliseconds left of a step's timeout, so its several Playwright calls share it."""
@@ -888,8 +941,8 @@ def _target_action(body: Step) -> tuple[Target, LocatorAction]:
             button=click.button, click_count=click.count, timeout=t
         )
     if body.fill is not None:
-        value = body.fill.value
-        return body.fill.target, lambda loc, t: loc.fill(value, timeout=t)
+        fill, what = body.fill, f"fill {body.fill.target.describe()}"
+        return fill.target, lambda loc, t: fill_text(loc, fill, t, what)
     if body.select is not None:
         return body.select.target, _select(body)
     if body.check is not None:

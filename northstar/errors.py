@@ -34,9 +34,11 @@ The CLI prints ``code``, message and fix on one line each and never a traceback.
     │   ├── NavigationFailed              NAVIGATION_FAILED
     │   │   └── SiteUnreachable           SITE_UNREACHABLE
     │   └── ActionFailed                  ACTION_FAILED
-    │       └── OptionMissing             OPTION_MISSING
+    │       ├── OptionMissing             OPTION_MISSING
+    │       └── FillNotApplied            FILL_NOT_APPLIED
     ├── VerificationError                 an outcome could not be shown
     │   ├── ExpectationFailed             EXPECTATION_FAILED
+    │   ├── NotSent                       NOT_SENT
     │   ├── ProgramIterationNotVerified   PROGRAM_ITERATION_NOT_VERIFIED
     │   └── OutputSaveFailed              OUTPUT_SAVE_FAILED
     ├── SignInError                       the run's signed-in state could not be had or kept
@@ -77,6 +79,7 @@ __all__ = [
     "EventLoopRunning",
     "ExpectationFailed",
     "FileChanged",
+    "FillNotApplied",
     "FixOutdated",
     "IdempotencyConflict",
     "InputError",
@@ -84,6 +87,7 @@ __all__ = [
     "JournalUnavailable",
     "NavigationFailed",
     "NorthstarError",
+    "NotSent",
     "OptionMissing",
     "OriginBlocked",
     "OutcomeError",
@@ -360,6 +364,16 @@ class OptionMissing(ActionFailed):
     default_fix = "Use one of the options named in the message, or check the parameter value."
 
 
+class FillNotApplied(ActionFailed):
+    """Text typed into a rich editor (a ``contenteditable``) is not in the editor after it
+    settled: the editor's model did not take it, so a submission would lose it."""
+
+    code = "FILL_NOT_APPLIED"
+    default_fix = (
+        "Check that the editor accepts typing; try the fill option `type: true` (with a `delay`)."
+    )
+
+
 class VerificationError(NorthstarError):
     """An outcome could not be shown to hold."""
 
@@ -369,6 +383,18 @@ class VerificationError(NorthstarError):
 class ExpectationFailed(VerificationError):
     code = "EXPECTATION_FAILED"
     default_fix = "Compare the expectation with the page; the step's effect did not show."
+
+
+class NotSent(VerificationError):
+    """A submit step acted on its target, but no request other than a GET left the page and
+    the page stayed (or shows a validation message): nothing was sent, so the iteration
+    failed safely and may be skipped or sent again."""
+
+    code = "NOT_SENT"
+    default_fix = (
+        "Correct the row's data (see the validation message), or skip it with "
+        "`northstar resume RUN_ID --skip N --why TEXT`."
+    )
 
 
 class ProgramIterationNotVerified(VerificationError):

@@ -275,7 +275,9 @@ class SessionCore:
         dispatch.start()
         try:
             evidence = await dispatch.act(
-                lambda before: self._perform(request, step, before), self._checker(step)
+                lambda before: self._perform(request, step, before),
+                self._checker(step),
+                lambda: self.browser.send_trace(step.tab),
             )
         except Exception as exc:
             failure = await dispatch.failed(exc)

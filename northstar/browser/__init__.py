@@ -17,9 +17,15 @@ from typing import TYPE_CHECKING
 from northstar._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from northstar.browser.protocol import BrowserHost, BrowserSession, Reading, ReadSource
+    from northstar.browser.protocol import (
+        BrowserHost,
+        BrowserSession,
+        Reading,
+        ReadSource,
+        SendTrace,
+    )
 
-__all__ = ["BrowserHost", "BrowserSession", "ReadSource", "Reading"]
+__all__ = ["BrowserHost", "BrowserSession", "ReadSource", "Reading", "SendTrace"]
 
 _HOMES = {name: "northstar.browser.protocol" for name in __all__}
 

@@ -20,7 +20,7 @@ from northstar.results import Evidence
 if TYPE_CHECKING:
     from northstar.monitor.observation import ElementRef, Observation
 
-__all__ = ["BrowserHost", "BrowserSession", "ReadSource", "Reading"]
+__all__ = ["BrowserHost", "BrowserSession", "ReadSource", "Reading", "SendTrace"]
 
 ReadSource = Literal["url", "text", "attribute", "value", "title"]
 
@@ -36,6 +36,21 @@ class Reading:
     tab: str
     target: Target | None = None
     attribute: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SendTrace:
+    """What left a tab's context since its last submit action was let act.
+
+    ``changing_requests``: requests by a method other than GET/HEAD/OPTIONS, from any page
+    of the context (a form's POST, a ``fetch``, a beacon). ``navigated``: the tab's page
+    loaded another document. ``validation``: the browser's validation message of the first
+    invalid field, named by its label (``"Email: Please fill out this field."``), if any.
+    """
+
+    changing_requests: int
+    navigated: bool
+    validation: str | None = None
 
 
 class BrowserSession(Protocol):
@@ -81,6 +96,10 @@ class BrowserSession(Protocol):
 
     async def check(self, check: Check, *, tab: str, timeout_ms: int) -> Evidence:
         """Wait until the check holds (auto-waiting) or raise ``ExpectationFailed``."""
+        ...
+
+    async def send_trace(self, tab: str) -> SendTrace:
+        """What left the context since the tab's last submit action (see ``SendTrace``)."""
         ...
 
     async def read(self, reading: Reading, *, timeout_ms: int) -> str:

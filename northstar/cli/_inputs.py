@@ -208,6 +208,7 @@ def build_request(
         profile=str(Path(profile).resolve()) if profile else None,
         concurrency=options.get("concurrency") or 1,
         fail_fast=bool(options.get("fail_fast")),
+        on_failure=options.get("on_failure") or "stop",
         keep_context=bool(options.get("keep_context")),
         monitor=bool(options.get("monitor")),
         probe_control_every=options.get("probe_control_every") or 0,

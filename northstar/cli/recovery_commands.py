@@ -31,7 +31,7 @@ from northstar.programs.running import reconcile_program_run, resume_program_run
 from northstar.results import IterationResult
 from northstar.run.execution import RunRequest, StopSignal
 from northstar.run.identity import run_identity
-from northstar.run.recovery import ReconcileDecision, decide_iteration
+from northstar.run.recovery import ReconcileDecision, decide_iteration, skip_iteration
 
 __all__ = ["decision_line", "reconcile", "resume"]
 
@@ -110,12 +110,22 @@ def _next_step(status: str, decisions: list[ReconcileDecision]) -> str:
 @journal_option
 @credential_option
 @browser_options
+@click.option(
+    "--skip",
+    type=int,
+    multiple=True,
+    metavar="N",
+    help="Leave failed iteration N out of the run (repeatable; needs --why).",
+)
+@click.option("--why", default="", help="With --skip: the reason, journaled with the row.")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON summary at the end.")
 def resume(**options: Any) -> None:
     """Continue RUN_ID's remaining iterations; never re-sends a settled submission."""
     with expected_errors(), Journal.open(options["journal"]) as journal:
         run_id: str = options["run_id"]
         credential = resolve_credential(journal, run_id, options["credential"])
+        for number in options["skip"]:
+            skip_iteration(run_id, credential, number, options["why"], journal=journal)
         request, program = _request(journal, run_id, options)
 
         # The iterations start from the run's own state, given --profile again or not.

@@ -37,6 +37,7 @@ from northstar.programs.verdict import model_calls_line
 from northstar.recipe.params import row_values
 from northstar.results import IterationResult
 from northstar.run.execution import RunOutcome, RunRequest, StopSignal
+from northstar.run.repeat import ON_FAILURE
 
 __all__ = ["browser_settings", "run", "run_with_signals", "validate"]
 
@@ -110,6 +111,13 @@ async def run_with_signals(
     default=0,
     help="Run each reconcile probe's positive control on every Nth verified submission "
     "too (default: only the first of the run).",
+)
+@click.option(
+    "--on-failure",
+    type=click.Choice(ON_FAILURE),
+    default="stop",
+    show_default=True,
+    help="continue: go past rows that failed with nothing sent (NOT_SENT); the ending lists them.",
 )
 @click.option(
     "--monitor",

@@ -124,7 +124,8 @@ def finish_step(
         attempts=result.attempts,
     )
     key = submission_key(run_id, iteration, result.step_id)
-    _settle_submission(db, key, event, result.result_url)
+    not_sent = result.error is not None and result.error.get("code") == "NOT_SENT"
+    _settle_submission(db, key, event, result.result_url, not_sent=not_sent)
 
 
 def has_final_event(db: JournalDb, run_id: str, iteration: int, step_id: str) -> bool:
@@ -204,8 +205,11 @@ def dispatch_submission(db: JournalDb, run_id: str, iteration: int, step_id: str
         )
 
 
-def _settle_submission(db: JournalDb, key: str, event: StepEvent, result_url: str | None) -> None:
-    """A passed step verifies its submission; a failure after dispatch leaves it unknown.
+def _settle_submission(
+    db: JournalDb, key: str, event: StepEvent, result_url: str | None, *, not_sent: bool = False
+) -> None:
+    """A passed step verifies its submission; a failure after dispatch leaves it unknown,
+    except one the browser showed was never sent (``NOT_SENT``): that one failed, safely.
 
     A submission still in flight when its step failed stays ``in_flight``: the click may
     or may not have happened, which only reconciliation can tell. A verified one keeps
@@ -218,10 +222,11 @@ def _settle_submission(db: JournalDb, key: str, event: StepEvent, result_url: st
             (SubmissionState.VERIFIED, db.stamp(), result_url, key),
         )
         return
+    state = SubmissionState.FAILED if not_sent else SubmissionState.UNKNOWN
     db.conn.execute(
         "UPDATE submissions SET state = ?, updated_at = ? "
         "WHERE idempotency_key = ? AND state = 'dispatched'",
-        (SubmissionState.UNKNOWN, db.stamp(), key),
+        (state, db.stamp(), key),
     )
 
 

@@ -58,6 +58,10 @@ def credential_hash(credential: str) -> str:
     return hashlib.sha256(credential.encode()).hexdigest()
 
 
+# The reason code of a failed iteration a person skipped; a resume does not run it again.
+SKIPPED = "SKIPPED"
+
+
 @dataclass(frozen=True, slots=True)
 class RunRecord:
     """A run's binding and status, for reconcile and resume."""
@@ -494,6 +498,16 @@ class Journal:
                 (run_id,),
             ).fetchall()
         return {number: (IterationState(state), fp) for number, state, fp in rows}
+
+    def skipped_iterations(self, run_id: str) -> set[int]:
+        """Failed iterations a person skipped (``resume --skip``): a resume leaves them."""
+        with sqlite_errors("read the iterations"):
+            rows = self._db.conn.execute(
+                "SELECT number FROM iterations WHERE run_id = ? AND state = 'failed' "
+                "AND reason_code = ?",
+                (run_id, SKIPPED),
+            ).fetchall()
+        return {number for (number,) in rows}
 
     def iteration_state(self, run_id: str, number: int) -> IterationState | None:
         """One iteration's state (``None`` if it never started): a keyed read per iteration."""

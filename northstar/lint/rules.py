@@ -178,6 +178,40 @@ def url_only_expectations(recipe: Recipe, context: LintContext) -> Iterator[Find
             )
 
 
+_FORM_FIELD_KINDS = frozenset({"value", "checked"})
+
+
+def _verification_after(recipe: Recipe, number: int) -> list[Check]:
+    """What verifies submit step ``number``: its ``expect``, the passive checks right after
+    it on its tab, and the recipe's ``done_when`` for that tab."""
+    step = recipe.steps[number]
+    checks = list(step.expect)
+    for later in recipe.steps[number + 1 :]:
+        if not later.is_passive or later.tab != step.tab:
+            break
+        if later.verify_field is not None:
+            checks.append(Check(value=later.verify_field))
+        checks.extend(c for c in (later.verify_outcome, later.wait_for) if c is not None)
+    return checks + [c for c in recipe.done_when if c.tab == step.tab]
+
+
+def form_only_verification(recipe: Recipe, context: LintContext) -> Iterator[Finding]:
+    for number, step in enumerate(recipe.steps):
+        if step.effect != "submit":
+            continue
+        checks = _verification_after(recipe, number)
+        if checks and {check.kind for check in checks} <= _FORM_FIELD_KINDS:
+            yield Finding(
+                "LINT_FORM_ONLY_VERIFY",
+                f"steps[{number}].expect",
+                f"submit step {step.id!r} is verified only by the form's own fields: they hold "
+                "what was typed even when the server never stored it",
+                "check a page the server produced: {text: {target: {role: region, name: ...}, "
+                "contains: ...}} on the detail page, or {visible: {role: link, name: ...}} "
+                "in the listing",
+            )
+
+
 def secrets_in_urls(recipe: Recipe, context: LintContext) -> Iterator[Finding]:
     secrets = {name for name, param in recipe.params.items() if param.secret}
     for path, text in iter_texts(recipe):
@@ -285,6 +319,10 @@ RULES: tuple[Rule, ...] = (
     Rule(
         {"LINT_URL_ONLY_EXPECT": "a submit step whose expectations check only the URL"},
         url_only_expectations,
+    ),
+    Rule(
+        {"LINT_FORM_ONLY_VERIFY": "a submit step verified only by the form's own fields"},
+        form_only_verification,
     ),
     Rule({"LINT_SECRET_IN_URL": "a secret parameter in a URL"}, secrets_in_urls),
     Rule({"LINT_UNUSED_PARAM": "a parameter no template uses"}, unused_params),

@@ -259,7 +259,11 @@ class ProgramBroker:
         report = calls.report
         missing = tuple(n for n in self.declaration.outputs if n not in report.outputs)
         saved = True
-        if report.completed and ended.code == 0 and not missing and not failed:
+        if (
+            report.completed
+            and ended.code == 0
+            and not (missing or failed or report.failed_verifications)
+        ):
             saved = self._save_outputs(plan, report.outputs)
         open_ones = self.journal.open_submissions(self.run_id, plan.iteration)
         return IterationEvidence(
@@ -268,6 +272,7 @@ class ProgramBroker:
             missing_outputs=missing if report.completed else (),
             outputs_saved=saved,
             failed_checks=failed,
+            failed_verifications=tuple(report.failed_verifications),
             open_submissions=len(open_ones),
             open_steps=tuple(_open_step(s.step_id, why) for s in open_ones),
             time_limit_s=self.declaration.timeout_s if ended.timed_out else None,

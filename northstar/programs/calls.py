@@ -59,6 +59,7 @@ class ProgramReport:
     outputs: dict[str, str] = field(default_factory=dict)
     model_calls: int | None = None  # None until reported: unknown, never 0
     tokens: int | None = None
+    failed_verifications: list[str] = field(default_factory=list)  # tab.verify that failed
 
 
 def _usage(message: str) -> UsageInvalid:
@@ -204,6 +205,8 @@ class IterationCalls:
     async def _check_op(self, args: dict[str, Any]) -> dict[str, Any]:
         tab = str(args.get("tab"))
         answer = await self.core.check(tab, _check(args.get("check")), self._timeout)
+        if args.get("required") and not answer.held:
+            self.report.failed_verifications.append(f"{answer.check} ({answer.found})")
         return {"held": answer.held, "found": answer.found}
 
     async def _read(self, args: dict[str, Any]) -> str:

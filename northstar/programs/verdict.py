@@ -2,12 +2,13 @@
 
 Verified only when all four hold: the program called ``complete()`` (its execution
 result), every declared output was given and saved, the declaration's ``done_when``
-checks held in the browser, and the journal holds all of it with no submission left
-open. A process that exits 0 without ``complete()`` is not verified ("no execution
-result"); one that exits otherwise failed, or is ``unknown`` while a submission it made
-may have happened. The reason names every piece that is missing, and each submission
-without a result by its step. A program the host ended for making no call within its
-time limit failed (``PROGRAM_TIMED_OUT``), or is ``unknown`` with a submission open.
+checks and every ``tab.verify`` the program made held in the browser, and the journal
+holds all of it with no submission left open. A process that exits 0 without
+``complete()`` is not verified ("no execution result"); one that exits otherwise failed,
+or is ``unknown`` while a submission it made may have happened. The reason names every
+piece that is missing, and each submission without a result by its step. A program the
+host ended for making no call within its time limit failed (``PROGRAM_TIMED_OUT``), or is
+``unknown`` with a submission open.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ class IterationEvidence:
     missing_outputs: tuple[str, ...] = ()
     outputs_saved: bool = True
     failed_checks: tuple[str, ...] = ()
+    failed_verifications: tuple[str, ...] = ()  # the program's own checks that did not hold
     open_submissions: int = 0
     error_code: str | None = None  # the host could not go on with the iteration (a tab)
     stopped: bool = False  # a stop was asked for (Ctrl-C, SIGTERM) while it ran
@@ -63,6 +65,8 @@ def _missing(evidence: IterationEvidence) -> list[str]:
         missing.append("outputs not saved")
     if evidence.failed_checks:
         missing.append("done_when did not hold: " + "; ".join(evidence.failed_checks))
+    if evidence.failed_verifications:
+        missing.append("verify did not hold: " + "; ".join(evidence.failed_verifications))
     if evidence.open_submissions:
         steps = f": {'; '.join(evidence.open_steps)}" if evidence.open_steps else ""
         missing.append(

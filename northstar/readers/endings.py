@@ -218,6 +218,28 @@ ENDINGS: tuple[Ending, ...] = (
         run_status="no run recorded (or the run as far as it was recorded)",
     ),
     Ending(
+        "not_sent",
+        "a submission was not sent: the browser refused the form (a validation message) "
+        "or the page stayed, and no request left it",
+        11,
+        "correct the row's data and `northstar resume RUN_ID`, or skip the row with "
+        "`northstar resume RUN_ID --skip N --why TEXT`; nothing needs reconciling",
+        codes=("NOT_SENT",),
+        next="next: correct the input and northstar resume {run_id}, or skip the row: "
+        "northstar resume {run_id} --skip N --why TEXT",
+        one_line=True,
+    ),
+    Ending(
+        "skipped",
+        "finished without the rows a person skipped (`resume --skip`, reason journaled)",
+        14,
+        "nothing for the run; a skipped row was never sent: start a new run for it once its "
+        "data is fixed",
+        codes=("SKIPPED",),
+        next=_DETAILS,
+        one_line=True,
+    ),
+    Ending(
         "stopped",
         "stopped by Ctrl-C or SIGTERM: the step in progress finished, nothing new started",
         130,

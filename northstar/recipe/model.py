@@ -276,12 +276,32 @@ class ClickAction(TargetAction):
 
 
 class FillAction(_Model):
-    """Type a value into a text field, replacing what it held."""
+    """Type a value into a text field or a rich editor, replacing what it held.
+
+    On a rich editor (a ``contenteditable``: Draft.js, ProseMirror, Quill, Lexical, TinyMCE)
+    the fill ends only when the editor shows the text after it settled; where a plain fill
+    does not take, the text is typed key by key, and if it still is not there the step fails
+    with ``FILL_NOT_APPLIED``.
+    """
+
+    model_config = ConfigDict(
+        json_schema_extra={"dependentSchemas": {"delay": {"properties": {"type": {"const": True}}}}}
+    )
 
     target: Target
     """The field typed into (its old value is replaced)."""
     value: Text
     """The text to type; templates such as `{{ title }}` are rendered first."""
+    type: bool = False
+    """true: press a key for each character (real keystrokes) instead of inserting the text."""
+    delay: Whole = Field(default=0, ge=0, le=1000)
+    """Milliseconds between keystrokes (with `type: true`), for widgets that need time."""
+
+    @model_validator(mode="after")
+    def _delay_needs_type(self) -> FillAction:
+        if self.delay and not self.type:
+            raise ValueError("`delay` is the time between keystrokes: it needs `type: true`")
+        return self
 
 
 SELECT_CHOICES = ("value", "label", "values")
@@ -402,7 +422,11 @@ CHECK_KINDS = (
     "checked",
     "count",
     "title",
+    "idle",
+    "any_of",
 )
+# Bounds of an idle check's quiet time, in milliseconds.
+IDLE_MS = (50, 60_000)
 
 
 class Check(_Model):
@@ -433,6 +457,12 @@ class Check(_Model):
     """A target matches this many elements."""
     title: TitleCheck | None = None
     """The page title equals or contains a value."""
+    idle: Whole | None = Field(default=None, ge=IDLE_MS[0], le=IDLE_MS[1])
+    """The page had no request pending for this many milliseconds (a save the page makes
+    by itself has finished); waited for up to the step's timeout."""
+    any_of: list[Check] | None = Field(default=None, min_length=2)
+    """At least one of these checks holds (they are waited for together, on this check's
+    tab): for a page that answers with one of several messages."""
 
     @model_validator(mode="after")
     def _one_kind(self) -> Check:
@@ -442,6 +472,8 @@ class Check(_Model):
                 f"a check needs exactly one of {', '.join(CHECK_KINDS)}"
                 + (f" (got {', '.join(chosen)})" if chosen else "")
             )
+        if self.any_of and any(each.tab is not None for each in self.any_of):
+            raise ValueError("the checks of `any_of` take the tab of the `any_of` check itself")
         return self
 
     @property
@@ -452,6 +484,10 @@ class Check(_Model):
         """The expectation in words, for error messages and reports."""
         kind = self.kind
         body = getattr(self, kind)
+        if self.any_of is not None:
+            return "any of (" + " | ".join(each.describe() for each in self.any_of) + ")"
+        if self.idle is not None:
+            return f"idle: no request pending for {self.idle} ms"
         if isinstance(body, Target):
             return f"{kind} {body.describe()}"
         if isinstance(body, str):

@@ -29,11 +29,13 @@ from typing import Protocol
 
 import structlog
 
+from northstar.browser.protocol import SendTrace
 from northstar.errors import NorthstarError, OutcomeUnknown
 from northstar.plan.model import BoundStep, Plan
 from northstar.recipe.model import Check
 from northstar.results import Evidence, StepResult, StepStatus
 from northstar.run.failpoints import Failpoint, no_failpoint
+from northstar.run.not_sent import not_sent
 
 __all__ = [
     "NOT_RESENT",
@@ -56,6 +58,8 @@ NOT_RESENT = "recorded result; not re-sent"
 # twin take it as ``before_dispatch``).
 Perform = Callable[[Callable[[], None]], Awaitable[tuple[Evidence, ...]]]
 CheckStep = Callable[[Check], Awaitable[Evidence]]
+# What left the page since the submit action (for NOT_SENT); None where it cannot be known.
+TraceStep = Callable[[], Awaitable[SendTrace]]
 
 
 class IterationRecorder(Protocol):
@@ -140,8 +144,14 @@ class StepDispatch:
         self._recorder.step_started(self._plan, self.step)
         self._started = self._monotonic()
 
-    async def act(self, perform: Perform, check: CheckStep) -> tuple[Evidence, ...]:
-        """One attempt of the action, then its expectations; raises what they raise."""
+    async def act(
+        self, perform: Perform, check: CheckStep, trace: TraceStep | None = None
+    ) -> tuple[Evidence, ...]:
+        """One attempt of the action, then its expectations; raises what they raise.
+
+        A submission whose expectations failed, when ``trace`` shows nothing was sent, is
+        ``NOT_SENT`` and no longer counts as dispatched (its record is failed, not unknown).
+        """
         step, plan = self.step, self._plan
         self.failed_check = None
         try:
@@ -149,10 +159,18 @@ class StepDispatch:
         except _AlreadyVerified:
             self.recorded = True  # its expectations held when it was verified
             return (recorded_evidence(step),)
-        if step.is_submit:
-            self._recorder.submit_dispatched(plan, step)
-            self._failpoint("after_dispatch", plan.iteration)
-        return (*evidence, *await self.expectations(check))
+        if not step.is_submit:
+            return (*evidence, *await self.expectations(check))
+        self._recorder.submit_dispatched(plan, step)
+        self._failpoint("after_dispatch", plan.iteration)
+        try:
+            return (*evidence, *await self.expectations(check))
+        except NorthstarError as failure:
+            refused = None if trace is None else not_sent(await trace(), step.id)
+            if refused is None:
+                raise
+            self.dispatched = False
+            raise refused.with_context(tab=step.tab) from failure
 
     async def expectations(self, check: CheckStep) -> tuple[Evidence, ...]:
         """The step's ``expect`` checks, in order (``act`` runs them after the action)."""

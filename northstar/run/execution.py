@@ -43,7 +43,13 @@ from northstar.run.failpoints import failpoint_from_environ
 from northstar.run.identity import RunIdentity, run_identity
 from northstar.run.probe_controls import control_due, run_control
 from northstar.run.recorder import JournalRecorder
-from northstar.run.repeat import RepeatOptions, RepeatSummary, VerifiedTally, repeat_program
+from northstar.run.repeat import (
+    RepeatOptions,
+    RepeatSummary,
+    VerifiedTally,
+    may_go_past,
+    repeat_program,
+)
 from northstar.run.retained import RetainedResults
 from northstar.run.runner import ProgramRunner, open_session
 from northstar.run.signin import (
@@ -96,6 +102,7 @@ class RunRequest:
     probe_control_every: int = 0
     state: str | None = None  # --state: a saved signed-in state the run starts from
     keep_state: str | None = None  # --keep-state: where the run's signed-in state is kept
+    on_failure: str = "stop"  # "continue": go past iterations that failed with NOT_SENT
 
     def row_for(self, number: int) -> Mapping[str, Any]:
         """Iteration ``number``'s values: its own row, or the one constant row."""
@@ -241,6 +248,7 @@ class _RunContext:
                     should_stop=self.halted,
                     numbers=numbers,
                     tally=tally,
+                    go_past=lambda result: may_go_past(result, self.request.on_failure),
                 )
             except ProgramIterationNotVerified as exc:
                 self._halt = self._halt or self.request.fail_fast
@@ -496,6 +504,7 @@ def open_run(request: RunRequest, journal: Journal) -> tuple[str, str]:
             "fail_fast": request.fail_fast,
             "keep_context": request.keep_context,
             "probe_control_every": request.probe_control_every,
+            "on_failure": request.on_failure,
         },
     )
     _save_credential(run_artifacts_dir(journal.path, run_id), credential)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import socket
 from collections.abc import AsyncIterator, Callable, Collection, Iterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Literal
 
@@ -37,6 +37,7 @@ from northstar.errors import (
 )
 from northstar.journal import Journal, RunRecord, SubmissionRecord, SubmissionState
 from northstar.journal.paths import run_artifacts_dir
+from northstar.journal.store import SKIPPED
 from northstar.journal.workers import pid_alive
 from northstar.plan.compiler import bind
 from northstar.plan.model import Plan
@@ -173,11 +174,39 @@ def remaining_iterations(
                 run_id=record.run_id,
                 iteration=number,
             )
+    skipped = journal.skipped_iterations(record.run_id)
     return [
         number
         for number in range(1, record.total_iterations + 1)
-        if number not in states or states[number][0] is not IterationState.VERIFIED
+        if number not in skipped
+        and (number not in states or states[number][0] is not IterationState.VERIFIED)
     ]
+
+
+def skip_iteration(
+    run_id: str, credential: str | None, number: int, why: str, *, journal: Journal
+) -> None:
+    """A person's decision to leave a failed row out of the run, with the reason journaled.
+
+    Only a ``failed`` iteration may be skipped: nothing of it can be on the site (a failed
+    submission was never sent, or a person decided it did not happen). A verified one is
+    done, and an unknown one may have happened: reconcile it instead.
+    """
+    journal.check_credential(run_id, credential)
+    refuse_if_live(journal.run_record(run_id), journal)
+    if not why.strip():
+        raise UsageInvalid("--skip needs --why TEXT: the reason is journaled with the row")
+    state = journal.iteration_states(run_id).get(number, (None, ""))[0]
+    if state is not IterationState.FAILED:
+        raise UsageInvalid(
+            f"iteration {number} of run {run_id} is {state or 'not started'}: only a failed "
+            "row can be skipped",
+            fix="Skip a row shown as failed by `northstar show RUN_ID`; reconcile an unknown one.",
+        )
+    journal.mark_iteration(
+        run_id, number, IterationState.FAILED, reason_code=SKIPPED, reason=f"skipped: {why}"
+    )
+    journal.event(run_id, "row_skipped", iteration=number, why=why)
 
 
 async def reconcile_run(
@@ -404,10 +433,17 @@ async def resume_run(
     record = journal.run_record(run_id)
     refuse_if_live(record, journal)
     check_same_run(record, request)
-    # Only what is not verified yet, dealt over the run's lanes (the request carries them).
+    # Only what is not verified (nor skipped) yet, dealt over the run's lanes.
     states = journal.iteration_states(run_id)
     _refuse_while_settling(request, record, states, journal)
     rest = remaining_iterations(record, states, journal)
+    if not rest and journal.skipped_iterations(run_id):
+        journal.finish_run(run_id, "failed")
+        raise UsageInvalid(
+            f"nothing left to run in {run_id}: every other iteration is verified and the "
+            "skipped rows stay out (journaled with their reason)",
+            fix="See `northstar show RUN_ID`; start a new run for a skipped row once it is fixed.",
+        )
     if not rest:
         raise UsageInvalid(
             f"every iteration of run {run_id} is already verified",
@@ -417,7 +453,7 @@ async def resume_run(
     journal.finish_run(run_id, "running")
     journal.event(run_id, "run_resumed", first=rest[0], remaining=len(rest))
     assert credential is not None  # checked above
-    return await continue_run(
+    outcome = await continue_run(
         request,
         run_id,
         credential,
@@ -427,6 +463,16 @@ async def resume_run(
         stop=stop,
         on_result=on_result,
     )
+    return _with_skipped(outcome, journal)
+
+
+def _with_skipped(outcome: RunOutcome, journal: Journal) -> RunOutcome:
+    """A run whose rest verified but that has skipped rows is not verified: it failed, and
+    its ending names the skipped row."""
+    if outcome.status != "verified" or not journal.skipped_iterations(outcome.run_id):
+        return outcome
+    journal.finish_run(outcome.run_id, "failed")
+    return replace(outcome, status="failed")
 
 
 def _settling(

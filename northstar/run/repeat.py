@@ -24,15 +24,17 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError
 
 from northstar.errors import ProgramIterationNotVerified, RepeatOptionsInvalid
-from northstar.results import IterationResult, StepResult
+from northstar.results import IterationResult, IterationState, StepResult
 
 __all__ = [
     "KEEP_RESULTS",
     "MAX_COUNT",
     "MAX_INTERVAL_S",
+    "ON_FAILURE",
     "RepeatOptions",
     "RepeatSummary",
     "VerifiedTally",
+    "may_go_past",
     "repeat_program",
 ]
 
@@ -146,6 +148,18 @@ class VerifiedTally:
 
 
 IterationFn = Callable[[int], Awaitable[IterationResult]]
+ON_FAILURE = ("stop", "continue")
+
+
+def may_go_past(result: IterationResult, on_failure: str) -> bool:
+    """Whether a batch goes on after this unverified iteration: only under
+    ``--on-failure continue``, and only past one that failed with nothing sent (``NOT_SENT``),
+    which cannot have made anything on the site."""
+    return (
+        on_failure == "continue"
+        and result.state is IterationState.FAILED
+        and result.reason_code == "NOT_SENT"
+    )
 
 
 async def repeat_program(
@@ -156,6 +170,7 @@ async def repeat_program(
     should_stop: Callable[[], bool] = lambda: False,
     numbers: Sequence[int] | None = None,
     tally: VerifiedTally | None = None,
+    go_past: Callable[[IterationResult], bool] = lambda result: False,
 ) -> RepeatSummary:
     """Run iterations ``1..count`` (or exactly ``numbers``, e.g. one lane's share) in order;
     raise at the first one that is not verified.
@@ -168,6 +183,7 @@ async def repeat_program(
     total is unknown (``None``), never 0. A stop request ends the loop quietly before the
     next iteration (the caller records that the run was stopped). ``tally``: the caller's
     count of verified iterations, still there when another error ends the loop.
+    ``go_past``: an unverified iteration it accepts does not end the loop (``may_go_past``).
     """
     todo = list(range(1, options.count + 1) if numbers is None else numbers)
     verified = VerifiedTally(len(todo)) if tally is None else tally
@@ -177,6 +193,8 @@ async def repeat_program(
         if should_stop():
             break
         result = await run_iteration(number)
+        if not result.verified and go_past(result):
+            continue
         if not result.verified:
             raise ProgramIterationNotVerified(
                 f"iteration {number} was not verified ({result.state}: "

@@ -353,7 +353,9 @@ class ProgramRunner:
             attempt.evidence.extend(await dispatch.expectations(check))
             return
         performed = await dispatch.act(
-            lambda before: session.perform(step, before_dispatch=before), check
+            lambda before: session.perform(step, before_dispatch=before),
+            check,
+            lambda: session.send_trace(step.tab),
         )
         attempt.evidence.extend(performed)
         if dispatch.dispatched:

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from northstar.errors import NorthstarError, error_class_for_code
+from northstar.errors import ExpectationFailed, NorthstarError, error_class_for_code
 from northstar.sdk._wire import (
     CREDENTIAL_ENV,
     EXECUTION_ENV,
@@ -171,8 +171,19 @@ class Tab:
     async def upload(self, target: Target, files: Sequence[str], **options: Any) -> dict[str, Any]:
         return await self._act("upload", target=dict(target), value=list(files), **options)
 
-    async def verify(self, check: Mapping[str, Any]) -> bool:
-        return await self.session.check(self.role, check)
+    async def verify(self, check: Mapping[str, Any], *, raise_on_failure: bool = True) -> bool:
+        """Whether a recipe check holds on this tab (waited for up to the timeout).
+
+        A check that does not hold fails the iteration: the host records it (so catching
+        the ``EXPECTATION_FAILED`` raised here cannot verify the iteration anyway).
+        ``raise_on_failure=False`` only reads the answer: ``False``, and nothing recorded.
+        """
+        answer = await self.session.call(
+            "check", tab=self.role, check=dict(check), required=raise_on_failure
+        )
+        if raise_on_failure and not answer["held"]:
+            raise ExpectationFailed(f"verify {dict(check)} did not hold: {answer['found']}")
+        return bool(answer["held"])
 
     async def read(self, source: str, target: Target | None = None) -> str:
         return await self.session.read(self.role, source, target)

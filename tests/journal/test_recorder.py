@@ -10,7 +10,7 @@ from typing import Any, Self
 
 import pytest
 
-from northstar.browser import Reading
+from northstar.browser import Reading, SendTrace
 from northstar.errors import (
     ExpectationFailed,
     IdempotencyConflict,
@@ -49,6 +49,9 @@ class FakeSession:
         before_dispatch()
         typed = step.step.fill.value if step.step.fill else ""
         return (Evidence("action", step.tab, step.kind, True, str(typed)),)
+
+    async def send_trace(self, tab: str) -> SendTrace:
+        return SendTrace(changing_requests=1, navigated=True)  # the submission left the page
 
     async def check(self, check: Check, *, tab: str, timeout_ms: int) -> Evidence:
         if check.text is not None and check.text.contains == self.fail_check_of:

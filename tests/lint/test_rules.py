@@ -198,3 +198,26 @@ def test_noqa_silences_its_own_line_only(tmp_path: Path) -> None:
     (tmp_path / "r.yaml").write_text(HEAD + USES + steps, encoding="utf-8")
     found = [w.finding.path for w in lint_file(tmp_path / "r.yaml")]
     assert found == ["steps[2].click.target.css", "steps[4].click.target.css"]
+
+
+def test_a_submit_verified_only_by_its_form_fields_is_told_to_check_a_server_page() -> None:
+    step = (
+        "  - id: send\n    tab: site\n    click: {target: {role: button, name: Send}}\n"
+        "    effect: submit\n    expect: [{value: {target: {label: Name}, equals: Ada}}]\n"
+        "  - id: again\n    tab: site\n    verify_field: {target: {label: Name}, equals: Ada}\n"
+    )
+    (found,) = lines(step)
+    assert found.startswith(
+        "r.yaml:15:5: LINT_FORM_ONLY_VERIFY submit step 'send' is verified only by the "
+        "form's own fields"
+    )
+    assert "a page the server produced" in found
+
+
+def test_a_submit_also_verified_on_a_server_page_is_not_flagged() -> None:
+    step = (
+        "  - id: send\n    tab: site\n    click: {target: {role: button, name: Send}}\n"
+        "    effect: submit\n    expect: [{value: {target: {label: Name}, equals: Ada}}]\n"
+        "  - id: listed\n    tab: site\n    verify_outcome: {visible: {role: link, name: Ada}}\n"
+    )
+    assert lines(step) == []

@@ -135,28 +135,28 @@ def test_a_binding_stop_names_its_code_file_counts_and_next_command() -> None:
 
 
 def test_one_more_row_needs_no_change_to_the_renderer() -> None:
-    not_sent = Ending(
-        "not_sent",
-        "the page refused the submission before sending it",
+    read_only = Ending(
+        "read_only",
+        "the site is in read-only mode",
         11,
-        "correct the input and resume",
-        codes=("NOT_SENT",),
-        next="next: correct the input, then northstar resume {run_id}",
+        "wait for the site and resume",
+        codes=("SITE_READ_ONLY",),
+        next="next: wait for the site, then northstar resume {run_id}",
         one_line=True,
     )
-    table = (*ENDINGS, not_sent)
+    table = (*ENDINGS, read_only)
     reason = StopReason(
-        "NOT_SENT", "the form said: Title is required", state="failed", iteration=1, step="save"
+        "SITE_READ_ONLY", "the site said: read-only mode", state="failed", iteration=1, step="save"
     )
     facts = summary("failed", total=1, recorded=1, verified=0)
     ending = ending_of(facts, {"failed": 1}, (reason,), (), table)
-    assert (ending.ending, ending.exit_code) == (not_sent, 11)
+    assert (ending.ending, ending.exit_code) == (read_only, 11)
     assert ending_lines(ending)[1:] == [
-        "iteration 1 of 1 NOT verified (failed): NOT_SENT at 'save': "
-        "the form said: Title is required",
-        "next: correct the input, then northstar resume r-0123456789ab",
+        "iteration 1 of 1 NOT verified (failed): SITE_READ_ONLY at 'save': "
+        "the site said: read-only mode",
+        "next: wait for the site, then northstar resume r-0123456789ab",
     ]
-    assert "| `not_sent` | 11 | `NOT_SENT` |" in endings_table(table)
+    assert "| `read_only` | 11 | `SITE_READ_ONLY` |" in endings_table(table)
 
 
 def test_a_failure_that_is_not_about_a_page_is_one_line_with_the_url() -> None:

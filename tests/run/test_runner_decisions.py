@@ -17,7 +17,7 @@ from typing import Self
 import pytest
 
 from northstar import readers
-from northstar.browser import BrowserHost, BrowserSession, Reading
+from northstar.browser import BrowserHost, BrowserSession, Reading, SendTrace
 from northstar.cli._inputs import build_request
 from northstar.errors import (
     ExpectationFailed,
@@ -50,6 +50,7 @@ class Script:
     reads: dict[tuple[str, str], str] = field(default_factory=dict)
     session_error: NorthstarError | None = None
     events: list[str] = field(default_factory=list)
+    sent: SendTrace = field(default_factory=lambda: SendTrace(1, navigated=True))  # left the page
 
 
 class FakeSession:
@@ -83,6 +84,9 @@ class FakeSession:
         if step.id in self.script.after_dispatch:
             raise self.script.after_dispatch[step.id]
         return (Evidence(step.kind, step.tab, step.id, True),)
+
+    async def send_trace(self, tab: str) -> SendTrace:
+        return self.script.sent
 
     async def check(self, check: Check, *, tab: str, timeout_ms: int) -> Evidence:
         expected = check.describe()
@@ -291,6 +295,17 @@ async def test_a_submit_whose_expectation_fails_after_the_action_is_unknown(plan
     assert "step_started:view" not in script.events
     assert result.steps[-1].error is not None
     assert result.steps[-1].error["code"] == "EXPECTATION_FAILED"
+
+
+async def test_a_submit_whose_check_fails_with_nothing_sent_is_failed_not_sent(
+    plan: Plan,
+) -> None:
+    refused = SendTrace(changing_requests=0, navigated=False, validation="Title: Fill it in.")
+    script = Script(reads=dict(READS), failing_checks={SAVE_TEXT}, sent=refused)
+    result, _ = await run_async(plan, script)
+    assert (result.state, result.reason_code) == (IterationState.FAILED, "NOT_SENT")
+    assert "Title: Fill it in." in (result.reason or "")
+    assert actions(script).count("save") == 1
 
 
 async def test_an_error_after_the_action_of_a_submit_is_unknown_and_not_retried(
