@@ -44,7 +44,14 @@ from northstar.readers.views import (
     StepView,
 )
 
-__all__ = ["READ_SCHEMA_VERSION", "get_run", "iteration_rows", "list_runs", "shown_journal"]
+__all__ = [
+    "READ_SCHEMA_VERSION",
+    "get_run",
+    "iteration_rows",
+    "list_runs",
+    "probe_controls",
+    "shown_journal",
+]
 
 READ_SCHEMA_VERSION = 6
 _APPLICATION_ID = 0x4E535452  # "NSTR", set by the writer's first migration
