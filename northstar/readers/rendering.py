@@ -20,6 +20,7 @@ __all__ = [
     "file_lines",
     "header_lines",
     "iteration_lines",
+    "probe_lines",
     "render_run",
     "render_runs",
     "row_text",
