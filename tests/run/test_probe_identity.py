@@ -191,6 +191,24 @@ def fault_on_second(site: FixtureSite, **fault: Any) -> Any:
     return plan
 
 
+async def second_unknown(
+    host: Any, site: FixtureSite, journal: Journal, req: RunRequest, **fault: Any
+) -> Any:
+    """Run two iterations, the second's POST faulted: the first verified, the second unknown."""
+    outcome = await execute_run(
+        req, host=host, journal=journal, on_result=fault_on_second(site, **fault)
+    )
+    assert [r.state for r in outcome.results] == ["verified", "unknown"]
+    return outcome
+
+
+def control_of(journal: Journal, req: RunRequest, site: FixtureSite) -> Any:
+    """The positive control the run recorded for its submit step's probe."""
+    control = journal.probe_control(req.compiled.recipe_hash, site.base_url, "publish")
+    assert control is not None
+    return control
+
+
 async def test_blind_probe_never_proves_absence(
     host: Any, site: FixtureSite, tmp_path: Path
 ) -> None:
@@ -198,13 +216,9 @@ async def test_blind_probe_never_proves_absence(
     req = make_request(recipe, site.base_url, "prefix=blind", repeat=2)
     clock = Clock()
     with Journal.open(tmp_path / "journal.db", now=clock) as journal:
-        outcome = await execute_run(
-            req, host=host, journal=journal, on_result=fault_on_second(site, delay_s=5)
-        )
-        assert [r.state for r in outcome.results] == ["verified", "unknown"]
-        control = journal.probe_control(req.compiled.recipe_hash, site.base_url, "publish")
-        assert control is not None
-        assert not control.proven
+        # The second POST is saved at once and answered late: its outcome is unknown.
+        outcome = await second_unknown(host, site, journal, req, delay_s=5)
+        assert not control_of(journal, req, site).proven
         clock.advance(PAST_SETTLE_S)
         run_id, credential = outcome.run_id, outcome.credential
         for order in ("reconcile", "resume", "reconcile", "reconcile", "resume", "reconcile"):
@@ -233,13 +247,8 @@ async def test_proven_probe_proves_absence_and_resends_once(
     clock = Clock()
     with Journal.open(tmp_path / "journal.db", now=clock) as journal:
         # The second POST is answered 500 before anything is saved: truly absent.
-        outcome = await execute_run(
-            req, host=host, journal=journal, on_result=fault_on_second(site, status=500)
-        )
-        assert [r.state for r in outcome.results] == ["verified", "unknown"]
-        control = journal.probe_control(req.compiled.recipe_hash, site.base_url, "publish")
-        assert control is not None
-        assert control.proven
+        outcome = await second_unknown(host, site, journal, req, status=500)
+        assert control_of(journal, req, site).proven
         events = readers.get_run(tmp_path / "journal.db", outcome.run_id).events
         controls = [event for event in events if event.name == "probe_control"]
         assert len(controls) == 1  # the first verified submission of the run only
