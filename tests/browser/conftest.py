@@ -34,6 +34,11 @@ FAIL_FAST_MS = 400
 # machine (many tests, two cores) may take seconds for one page.
 EVENT_MS = 60_000
 
+# The timeout of a step meant to fail only after the page did something first (navigated
+# on its own after a click, and was refused): the failure costs all of it, so it is not
+# EVENT_MS, but far more than the page needs, even on a busy machine.
+AFTER_PAGE_MS = 5000
+
 # A first step that opens the role's tab with the recipe's (generous) default timeout, so
 # a short timeout on the next step bounds only the failing wait, never the page load.
 LOADED = """

@@ -23,7 +23,13 @@ from fixtures.site_server import FixtureSite
 from northstar.plan.model import Plan
 from northstar.results import IterationResult, IterationState
 from northstar.run.runner import ProgramRunner
-from tests.browser.conftest import EVENT_MS, FAIL_FAST_MS, LOADED, RunText, recipe
+from tests.browser.conftest import (
+    AFTER_PAGE_MS,
+    EVENT_MS,
+    LOADED,
+    RunText,
+    recipe,
+)
 from tests.conftest import make_plan
 
 pytestmark = pytest.mark.browser
@@ -103,7 +109,7 @@ async def test_check_failing_after_a_refused_redirect_reports_the_refusal(
     steps = f"""
     - id: leave
       tab: site
-      timeout: {FAIL_FAST_MS}
+      timeout: {AFTER_PAGE_MS}
       click: {{target: {{role: button, name: Leave later}}}}
       expect:
         - url: "**/landing"
