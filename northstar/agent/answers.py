@@ -9,6 +9,8 @@ the other fields say the same as data.
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict
 
 from northstar.agent.dry_replay import DryReplay
@@ -66,6 +68,14 @@ class ObserveAnswer(_Answer):
     full: bool
     text: str
     signal: LoopSignal | None = None
+    # The change's lines alone ("" when nothing changed) when the tab stayed at the URL and
+    # title of its last look: an act answer shows only these, the agent has the rest.
+    brief: str | None = None
+
+    def fields(self) -> dict[str, Any]:
+        """The structured content: the fields, without the text (it travels once, as the
+        content) and without what is unset."""
+        return self.model_dump(mode="json", exclude={"text", "brief"}, exclude_none=True)
 
 
 class ActAnswer(_Answer):
@@ -89,9 +99,37 @@ class ActAnswer(_Answer):
 
     @property
     def text(self) -> str:
+        """One short line when the action changed nothing; the change's lines under it when
+        the tab stayed where it was; the observation (once) when the page moved on."""
         head = self.did if self.dispatched else f"{self.did}: already done, not sent again"
-        lines = [head, *self._tab_lines(), _without_signal(self.page.text)]
+        tabs = self._tab_lines()
+        if self._stayed and not tabs:
+            body = self.page.brief or ""
+            lines = [head, body] if body else [f"{head}: no change"]
+        else:
+            lines = [head, *tabs, _without_signal(self.page.text)]
         return "\n".join([*lines, *_signal_lines(self.signal)])
+
+    @property
+    def _stayed(self) -> bool:
+        """Whether the acted-on tab is still at the URL and title of its last look."""
+        return self.page.tab == self.tab and self.page.brief is not None
+
+    def fields(self) -> dict[str, Any]:
+        """The structured content: only what the action changed or what is not the usual
+        (``page`` only when the page changed; its URL and title only when they did)."""
+        data: dict[str, Any] = {"did": self.did, "dispatched": self.dispatched}
+        for name in ("submission_key", "signal", "tabs_opened", "tabs_closed"):
+            value = getattr(self, name)
+            if value:
+                data[name] = value.model_dump(mode="json") if name == "signal" else value
+        if not (self._stayed and not self.page.brief):
+            page = self.page.fields()
+            page.pop("signal", None)  # stated once, above
+            if self._stayed:
+                page = {"full": False}
+            data["page"] = page
+        return data
 
     def _tab_lines(self) -> list[str]:
         lines = [

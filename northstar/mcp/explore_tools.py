@@ -116,7 +116,9 @@ async def _replied(work: Awaitable[Any]) -> CallToolResult:
         return refusal(exc)
     if isinstance(answer, CallToolResult):
         return answer
-    return told(answer.text, answer.model_dump(mode="json"))
+    fields = getattr(answer, "fields", None)
+    data = fields() if fields is not None else answer.model_dump(mode="json")
+    return told(answer.text, data)
 
 
 class ExploreToolset:
