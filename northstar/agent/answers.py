@@ -83,6 +83,13 @@ class ActAnswer(_Answer):
 
     ``dispatched`` is false when a submission's key was already recorded as done in this
     session: nothing was sent again and ``page`` is the answer recorded the first time.
+
+    What an agent reads costs its context, so the answer says each thing once: an action
+    that changed nothing is one line; one that changed the tab where it stands shows only
+    the changed lines (no tab header: the agent knows where it is); a new URL or title
+    shows the observation once. ``fields`` (the structured content) holds only what the
+    text does not say as data: whether it changed anything, a submission's key and
+    whether it was sent, tabs opened or closed, and the page's place when it moved.
     """
 
     tab: str
@@ -103,11 +110,11 @@ class ActAnswer(_Answer):
         the tab stayed where it was; the observation (once) when the page moved on."""
         head = self.did if self.dispatched else f"{self.did}: already done, not sent again"
         tabs = self._tab_lines()
-        if self._stayed and not tabs:
-            body = self.page.brief or ""
-            lines = [head, body] if body else [f"{head}: no change"]
+        if self.page.brief is None:  # a new URL or title: the observation, once
+            body = _without_signal(self.page.text)
         else:
-            lines = [head, *tabs, _without_signal(self.page.text)]
+            body = self.page.brief or ("no change" if tabs else "")
+        lines = [head, *tabs, body] if body else [f"{head}: no change"]
         return "\n".join([*lines, *_signal_lines(self.signal)])
 
     @property
@@ -118,17 +125,16 @@ class ActAnswer(_Answer):
     def fields(self) -> dict[str, Any]:
         """The structured content: only what the action changed or what is not the usual
         (``page`` only when the page changed; its URL and title only when they did)."""
-        data: dict[str, Any] = {"did": self.did, "dispatched": self.dispatched}
+        data: dict[str, Any] = {}  # ``did`` is the text's head
+        if self.submission_key is not None:  # only a submission can be answered unsent
+            data["dispatched"] = self.dispatched
         for name in ("submission_key", "signal", "tabs_opened", "tabs_closed"):
             value = getattr(self, name)
             if value:
                 data[name] = value.model_dump(mode="json") if name == "signal" else value
-        if not (self._stayed and not self.page.brief):
-            page = self.page.fields()
-            page.pop("signal", None)  # stated once, above
-            if self._stayed:
-                page = {"full": False}
-            data["page"] = page
+        data["changed"] = not self._stayed or bool(self.page.brief)
+        if not self._stayed:  # another URL, title or tab: where the agent is now
+            data["page"] = {k: v for k, v in self.page.fields().items() if k != "signal"}
         return data
 
     def _tab_lines(self) -> list[str]:

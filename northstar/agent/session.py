@@ -397,4 +397,4 @@ def _did(request: ActRequest, node: Node | None) -> str:
     else:
         what = "the page"
     key = f" {request.value}" if request.action == "press" else ""
-    return f"{request.action}{key} {what} on tab {request.tab!r}"
+    return f"{request.action}{key} {what}"  # the agent named the tab; the answer says if it changed
