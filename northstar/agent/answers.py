@@ -73,9 +73,9 @@ class ObserveAnswer(_Answer):
     brief: str | None = None
 
     def fields(self) -> dict[str, Any]:
-        """The structured content: the fields, without the text (it travels once, as the
-        content) and without what is unset."""
-        return self.model_dump(mode="json", exclude={"text", "brief"}, exclude_none=True)
+        """The structured content: the URL and whether the text is the whole page. The text
+        travels once, as the content; its header names the tab and the title."""
+        return self.model_dump(mode="json", include={"url", "full", "signal"}, exclude_none=True)
 
 
 class ActAnswer(_Answer):
@@ -134,7 +134,8 @@ class ActAnswer(_Answer):
                 data[name] = value.model_dump(mode="json") if name == "signal" else value
         data["changed"] = not self._stayed or bool(self.page.brief)
         if not self._stayed:  # another URL, title or tab: where the agent is now
-            data["page"] = {k: v for k, v in self.page.fields().items() if k != "signal"}
+            page = {k: v for k, v in self.page.fields().items() if k != "signal"}
+            data["page"] = page if self.page.tab == self.tab else {"tab": self.page.tab, **page}
         return data
 
     def _tab_lines(self) -> list[str]:
