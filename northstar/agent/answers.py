@@ -9,6 +9,8 @@ the other fields say the same as data.
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict
 
 from northstar.agent.dry_replay import DryReplay
@@ -66,6 +68,14 @@ class ObserveAnswer(_Answer):
     full: bool
     text: str
     signal: LoopSignal | None = None
+    # The change's lines alone ("" when nothing changed) when the tab stayed at the URL and
+    # title of its last look: an act answer shows only these, the agent has the rest.
+    brief: str | None = None
+
+    def fields(self) -> dict[str, Any]:
+        """The structured content: the URL and whether the text is the whole page. The text
+        travels once, as the content; its header names the tab and the title."""
+        return self.model_dump(mode="json", include={"url", "full", "signal"}, exclude_none=True)
 
 
 class ActAnswer(_Answer):
@@ -73,6 +83,13 @@ class ActAnswer(_Answer):
 
     ``dispatched`` is false when a submission's key was already recorded as done in this
     session: nothing was sent again and ``page`` is the answer recorded the first time.
+
+    What an agent reads costs its context, so the answer says each thing once: an action
+    that changed nothing is one line; one that changed the tab where it stands shows only
+    the changed lines (no tab header: the agent knows where it is); a new URL or title
+    shows the observation once. ``fields`` (the structured content) holds only what the
+    text does not say as data: whether it changed anything, a submission's key and
+    whether it was sent, tabs opened or closed, and the page's place when it moved.
     """
 
     tab: str
@@ -89,9 +106,37 @@ class ActAnswer(_Answer):
 
     @property
     def text(self) -> str:
+        """One short line when the action changed nothing; the change's lines under it when
+        the tab stayed where it was; the observation (once) when the page moved on."""
         head = self.did if self.dispatched else f"{self.did}: already done, not sent again"
-        lines = [head, *self._tab_lines(), _without_signal(self.page.text)]
+        tabs = self._tab_lines()
+        if self.page.brief is None:  # a new URL or title: the observation, once
+            body = _without_signal(self.page.text)
+        else:
+            body = self.page.brief or ("no change" if tabs else "")
+        lines = [head, *tabs, body] if body else [f"{head}: no change"]
         return "\n".join([*lines, *_signal_lines(self.signal)])
+
+    @property
+    def _stayed(self) -> bool:
+        """Whether the acted-on tab is still at the URL and title of its last look."""
+        return self.page.tab == self.tab and self.page.brief is not None
+
+    def fields(self) -> dict[str, Any]:
+        """The structured content: only what the action changed or what is not the usual
+        (``page`` only when the page changed; its URL and title only when they did)."""
+        data: dict[str, Any] = {}  # ``did`` is the text's head
+        if self.submission_key is not None:  # only a submission can be answered unsent
+            data["dispatched"] = self.dispatched
+        for name in ("submission_key", "signal", "tabs_opened", "tabs_closed"):
+            value = getattr(self, name)
+            if value:
+                data[name] = value.model_dump(mode="json") if name == "signal" else value
+        data["changed"] = not self._stayed or bool(self.page.brief)
+        if not self._stayed:  # another URL, title or tab: where the agent is now
+            page = {k: v for k, v in self.page.fields().items() if k != "signal"}
+            data["page"] = page if self.page.tab == self.tab else {"tab": self.page.tab, **page}
+        return data
 
     def _tab_lines(self) -> list[str]:
         lines = [

@@ -39,7 +39,7 @@ import yaml
 
 from northstar.agent.actions import ActRequest
 from northstar.errors import RecipeInvalid, UsageInvalid
-from northstar.monitor.observation import Node, Observation
+from northstar.monitor.observation import NAMED_BY_CONTENT, Node, Observation, content_text
 from northstar.monitor.screen_change import ScreenChange, ScreenChangeSettings, screen_change
 from northstar.plan.model import BoundTab
 from northstar.recipe.model import Check, Target
@@ -65,9 +65,6 @@ _BUILT_INS = frozenset({"base_url", "iteration"})
 _VISIBLE_ROLES = ("heading", "status", "alert")
 _FIELD_ROLES = ("combobox", "listbox")
 # Roles whose accessible name comes from their content when nothing else names them.
-_NAMED_BY_CONTENT = frozenset(
-    {"button", "link", "menuitem", "menuitemcheckbox", "menuitemradio", "tab", "option"}
-)
 _URL_KEYS = frozenset({"url", "url_regex", "goto"})
 _MAX_VISIBLE = 2  # expectations per step drawn from the screen change
 _MIN_LIFTED = 3  # shorter typed values are not replaced inside expectations
@@ -160,26 +157,16 @@ def content_name(observation: Observation, node: Node) -> str:
     """The text of ``node``'s descendants: the accessible name of a button or link named by
     a child element (``<button><svg/><em>Publish</em></button>``), which the page's snapshot
     leaves off the node itself. Empty for other roles, or a node that has its name."""
-    if node.name or node.role not in _NAMED_BY_CONTENT or node not in observation.nodes:
+    if node.name or node.role not in NAMED_BY_CONTENT or node not in observation.nodes:
         return ""
-    return _content_at(observation.nodes, observation.nodes.index(node))
-
-
-def _content_at(nodes: Sequence[Node], index: int) -> str:
-    node, depth = nodes[index], len(nodes[index].path)
-    words: list[str] = []
-    for child in nodes[index + 1 :]:  # pre-order: descendants come next, together
-        if len(child.path) <= depth or child.path[:depth] != node.path:
-            break
-        words.extend(t for t in (child.name, child.value) if t)
-    return " ".join(" ".join(words).split())
+    return content_text(observation.nodes, observation.nodes.index(node))
 
 
 def _content_named(nodes: Sequence[Node]) -> tuple[Node, ...]:
     """Every node, each nameless button or link named by its content."""
     return tuple(
-        replace(n, name=_content_at(nodes, i) or n.name)
-        if not n.name and n.role in _NAMED_BY_CONTENT
+        replace(n, name=content_text(nodes, i) or n.name)
+        if not n.name and n.role in NAMED_BY_CONTENT
         else n
         for i, n in enumerate(nodes)
     )

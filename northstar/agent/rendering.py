@@ -6,6 +6,6 @@ import the agent package, so the code moved below both; these names stay for the
 
 from __future__ import annotations
 
-from northstar.monitor.rendering import render_changes, render_page
+from northstar.monitor.rendering import render_change_lines, render_changes, render_page
 
-__all__ = ["render_changes", "render_page"]
+__all__ = ["render_change_lines", "render_changes", "render_page"]

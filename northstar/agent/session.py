@@ -31,7 +31,7 @@ from northstar.agent.actions import (
 from northstar.agent.answers import ActAnswer, CheckAnswer, ObserveAnswer, with_signal
 from northstar.agent.recipe_draft import ExecutedAction, HeldCheck, record_action, with_tabs
 from northstar.agent.references import TabView, resolve, shows_whole_page
-from northstar.agent.rendering import render_changes, render_page
+from northstar.agent.rendering import render_change_lines, render_changes, render_page
 from northstar.agent.settings import AgentSettings
 from northstar.browser import BrowserSession
 from northstar.errors import ExpectationFailed, NorthstarError, OutcomeUnknown, TabClosed
@@ -113,12 +113,15 @@ class SessionCore:
         view.saw(observation)
         self.monitor.record_observation(observation)
         signal = self.monitor.current_signal
+        brief = None
         if previous is None or shows_whole_page(previous, observation, full=full):
             text, whole = render_page(observation, max_lines=self.settings.max_page_lines), True
         else:
             limit = ScreenChangeSettings(max_items=self.settings.max_changes)
             change = screen_change(previous, observation, limit)
             text, whole = render_changes(change, observation), False
+            if (previous.url, previous.title) == (observation.url, observation.title):
+                brief = "\n".join(render_change_lines(change, observation))
         return ObserveAnswer(
             tab=tab,
             url=observation.url,
@@ -126,6 +129,7 @@ class SessionCore:
             full=whole,
             text=with_signal(text, signal),
             signal=signal,
+            brief=brief,
         )
 
     async def _look_again(self, tab: str) -> None:
@@ -393,4 +397,4 @@ def _did(request: ActRequest, node: Node | None) -> str:
     else:
         what = "the page"
     key = f" {request.value}" if request.action == "press" else ""
-    return f"{request.action}{key} {what} on tab {request.tab!r}"
+    return f"{request.action}{key} {what}"  # the agent named the tab; the answer says if it changed

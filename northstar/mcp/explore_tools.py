@@ -59,10 +59,7 @@ class ExploreSettings:
 def opened_text(opened: SessionOpened) -> str:
     """The agent API keeps the credential out of ``text``; over MCP the text may be all a
     model reads, and without the credential it could not make another call."""
-    return (
-        f"{opened.text}\ncredential: {opened.credential} "
-        "(present it with session_id on every call; it is shown only here)"
-    )
+    return f"{opened.text}\ncredential: {opened.credential} (pass it and session_id on every call)"
 
 
 class ExploreTools:
@@ -116,7 +113,9 @@ async def _replied(work: Awaitable[Any]) -> CallToolResult:
         return refusal(exc)
     if isinstance(answer, CallToolResult):
         return answer
-    return told(answer.text, answer.model_dump(mode="json"))
+    fields = getattr(answer, "fields", None)
+    data = fields() if fields is not None else answer.model_dump(mode="json")
+    return told(answer.text, data)
 
 
 class ExploreToolset:
@@ -135,7 +134,9 @@ class ExploreToolset:
     async def _open(self, tabs: dict[str, Any]) -> CallToolResult:
         bind_session_tabs(tabs)  # a wrong one is refused before a browser is launched
         opened = await (await self._explore.opening()).open_session(tabs)
-        return told(opened_text(opened), opened.model_dump(mode="json"))
+        # The tabs and their URLs are in the text; the fields are what a program reuses.
+        data = opened.model_dump(mode="json", include={"session_id", "credential"})
+        return told(opened_text(opened), data)
 
     async def observe(
         self, session_id: str, credential: str, tab: str, full: bool = False

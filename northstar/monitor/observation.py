@@ -33,6 +33,7 @@ from northstar.redaction import REDACTED, secret_matcher
 __all__ = [
     "CONTROL_ROLES",
     "EDITABLE_ROLES",
+    "NAMED_BY_CONTENT",
     "NO_STATES",
     "ElementRef",
     "FrameScope",
@@ -44,6 +45,7 @@ __all__ = [
     "TableData",
     "assemble_observation",
     "build_observation",
+    "content_text",
     "node_label",
     "parse_aria_snapshot",
     "scrub_secrets",
@@ -232,6 +234,25 @@ class Observation(_Frozen):
     def controls(self) -> tuple[Node, ...]:
         """The nodes a person can operate (buttons, links, fields, ...) with their states."""
         return tuple(n for n in self.nodes if n.role in CONTROL_ROLES)
+
+
+# Roles whose accessible name comes from their content: the page's snapshot leaves such a
+# name off the node when a child element shows it (``<button><svg/><em>Publish</em>``).
+NAMED_BY_CONTENT = frozenset(
+    {"button", "link", "menuitem", "menuitemcheckbox", "menuitemradio", "tab", "option"}
+)
+
+
+def content_text(nodes: Sequence[Node], index: int) -> str:
+    """The names and text of ``nodes[index]``'s descendants (``nodes`` in page order, as
+    the snapshot gives them): what names a nameless button or link on the page."""
+    node, depth = nodes[index], len(nodes[index].path)
+    words: list[str] = []
+    for child in nodes[index + 1 :]:  # pre-order: descendants come next, together
+        if len(child.path) <= depth or child.path[:depth] != node.path:
+            break
+        words.extend(t for t in (child.name, child.value) if t)
+    return " ".join(" ".join(words).split())
 
 
 def node_label(role: str, name: str) -> str:

@@ -20,12 +20,48 @@ from __future__ import annotations
 from collections import defaultdict, deque
 from collections.abc import Collection, Iterator
 
-from northstar.monitor.observation import Node, Observation, node_label
+from northstar.monitor.observation import (
+    CONTROL_ROLES,
+    NAMED_BY_CONTENT,
+    Node,
+    Observation,
+    content_text,
+    node_label,
+)
 from northstar.monitor.screen_change import NodeView, ScreenChange, ScreenChangeItem
 
-__all__ = ["render_changes", "render_page"]
+__all__ = ["render_change_lines", "render_changes", "render_page"]
 
 _VALUE_LIMIT = 200
+# Roles a model reads and never acts on (text, landmarks, groups): the whole page shows
+# no reference for them, about a tenth of its characters; a check or a target by role
+# and name still reaches them, and a change's lines keep every reference.
+_READ_ONLY_ROLES = frozenset(
+    {
+        "paragraph",
+        "term",
+        "definition",
+        "list",
+        "status",
+        "alert",
+        "log",
+        "note",
+        "main",
+        "banner",
+        "contentinfo",
+        "navigation",
+        "complementary",
+        "region",
+        "form",
+        "group",
+        "emphasis",
+        "strong",
+        "blockquote",
+        "caption",
+        "separator",
+        "time",
+    }
+)
 
 
 def _value(text: str | None) -> str:
@@ -35,15 +71,58 @@ def _value(text: str | None) -> str:
     return flat if len(flat) <= _VALUE_LIMIT else flat[: _VALUE_LIMIT - 1] + "…"
 
 
-def _node_line(node: Node) -> str:
+def _node_line(node: Node, derived: str = "") -> str:
     if node.role == "text":
         return f"text: {_value(node.name)}"
-    words = [node_label(node.role, node.name)]
+    words = [node_label(node.role, node.name or derived)]
+    if derived and not node.name:
+        words.append("(from text)")
     words += [f"[{state}]" for state in node.states.labels(include_focus=False)]
-    if node.ref is not None:
+    if node.ref is not None and node.role not in _READ_ONLY_ROLES:
         words.append(f"[ref={node.ref}]")
     value = _value(node.value)
     return " ".join(words) + (f": {value}" if value else "")
+
+
+def _derived_name(nodes: tuple[Node, ...], index: int) -> str:
+    """A nameless button's or link's text (its child's name): shown, marked as derived,
+    so "Publish" and "Save draft" differ in the page's text as they do on screen."""
+    node = nodes[index]
+    if node.name or node.role not in NAMED_BY_CONTENT:
+        return ""
+    return content_text(nodes, index)
+
+
+def _page_lines(shown: tuple[Node, ...]) -> list[str]:
+    """One line per node, indented under the nodes shown above it; a paragraph that only
+    holds others and a label's text next to the control it names are left out (the
+    control's line says it): each costs a model's context and tells it nothing."""
+    lines: list[str] = []
+    above: list[tuple[int, bool]] = []  # the open ancestors: depth of path, shown
+    for index, node in enumerate(shown):
+        while above and above[-1][0] >= len(node.path):
+            above.pop()
+        kept = not _says_nothing(shown, index)
+        if kept:
+            indent = "  " * sum(1 for _, was_shown in above if was_shown)
+            lines.append(f"{indent}- {_node_line(node, _derived_name(shown, index))}")
+        above.append((len(node.path), kept))
+    return lines
+
+
+def _says_nothing(shown: tuple[Node, ...], index: int) -> bool:
+    """A wrapper paragraph (no name, no text of its own), or a text that is the name of
+    the control beside it (its label)."""
+    node = shown[index]
+    if node.role == "paragraph":
+        return not node.name and not node.value
+    if node.role != "text" or not node.name:
+        return False
+    siblings = (shown[i] for i in (index - 1, index + 1) if 0 <= i < len(shown))
+    return any(
+        s.path[:-1] == node.path[:-1] and s.role in CONTROL_ROLES and s.name == node.name
+        for s in siblings
+    )
 
 
 def _header(observation: Observation) -> str:
@@ -55,9 +134,7 @@ def render_page(observation: Observation, *, max_lines: int = 600) -> str:
     """The whole page, one node per line, at most ``max_lines`` of them."""
     lines = [_header(observation)]
     shown = observation.meaningful_nodes
-    for node in shown[:max_lines]:
-        indent = "  " * max(len(node.path) - 1, 0)
-        lines.append(f"{indent}- {_node_line(node)}")
+    lines += _page_lines(shown[:max_lines])
     if len(shown) > max_lines:
         lines.append(f"(and {len(shown) - max_lines} more lines: the page is long)")
     return "\n".join(lines)
@@ -116,8 +193,14 @@ def render_changes(
     counts += f", {len(change.removed)} removed"
     if change.is_empty:
         return f"{_header(after)}\nno change since {since}"
-    lines = [f"{_header(after)}\nchanges since {since} ({counts}):"]
-    lines += _item_lines(change, after)
+    head = f"{_header(after)}\nchanges since {since} ({counts}):"
+    return "\n".join([head, *render_change_lines(change, after)])
+
+
+def render_change_lines(change: ScreenChange, after: Observation) -> list[str]:
+    """The change's lines alone, no header: what an action's answer shows when the tab is
+    still at the URL and title its last look showed (the agent has them already)."""
+    lines = list(_item_lines(change, after))
     if change.left_off:
         lines.append(f"(and {change.left_off} more: observe with full=true for the whole page)")
-    return "\n".join(lines)
+    return lines

@@ -202,7 +202,7 @@ def test_the_whole_page_is_one_line_per_meaningful_node_with_references() -> Non
     assert text.splitlines() == [
         'tab "main": <http://site.test/menu>',
         '- heading "Menu" [level=1] [ref=e2]',
-        '- navigation "Main" [ref=e3]',
+        '- navigation "Main"',  # a landmark: read, never acted on, so no reference
         '  - button "Menu" [expanded] [ref=e4]',
         '  - menu "Main menu" [ref=e9]',
         '    - menuitem "Profile" [ref=e10]',

@@ -350,7 +350,7 @@ async def test_observe_answers_changes_after_the_first_look_and_the_whole_page_o
         assert again.full
         assert not unchanged.full
         assert "no change since the last observation" in unchanged.text
-        sizes[path] = (len(again.text), len(acted.page.text))
+        sizes[path] = (len(again.text), len(acted.text))
         await agents.close_session(sid, credential)
     print("\nanswer sizes in characters (whole page, after one action):")
     for path, (whole_size, after) in sizes.items():
