@@ -34,12 +34,7 @@ def test_a_worker_with_one_lane_signs_in_once_for_six_queued_iterations(
     titles = [f"Queued note {n}" for n in range(1, 7)]
     rows = write_rows(tmp_path / "rows.jsonl", titles)
     args = ("--base-url", site.base_url, "--params-file", str(rows), "--journal", url)
-    try:
-        proc = northstar("run", RECIPE, *args, "--queue", "notes", cwd=tmp_path, env=env, timeout=60)
-    except Exception:
-        worker.wait_for("zzzz", timeout=5)
-        print("\n".join(worker.lines))
-        raise
+    proc = northstar("run", RECIPE, *args, "--queue", "notes", cwd=tmp_path, env=env)
 
     assert proc.returncode == 0, proc.stderr + proc.stdout
     notes = [s for s in site.submissions() if s["kind"] == "note"]
