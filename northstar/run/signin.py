@@ -12,6 +12,8 @@ if they fail, ``setup`` runs again once, and if they still fail the run stops wi
 
 The state holds live session cookies: it is never journaled, logged or put in a report,
 and ``remove_held`` deletes it when the run ends (``--keep-state FILE`` keeps a copy).
+A queued worker keeps its lanes' sign-ins across the iterations it serves
+(``KeptSignIns``) and deletes them when a run settles and when it exits.
 """
 
 from __future__ import annotations
