@@ -343,8 +343,9 @@ class KeptSignIns:
     A worker runs one iteration at a time per lane, each handed over on its own; without
     this, each would sign in again. The states live in a folder of the worker's own (mode
     0700, each file 0600), never in the journal database, and go when this worker settles
-    the run (``forget_run``) or exits (``close``). They are kept per run and lane: two runs may sign in as different
-    accounts, and a lane's state is never shared with another (as in a local run).
+    the run (``forget_run``) or exits (``close``). They are kept per run and lane: two
+    runs may sign in as different accounts, and a lane's state is never shared with
+    another (as in a local run).
     """
 
     def __init__(self) -> None:
