@@ -6,10 +6,11 @@ browser host) or build ``AgentHost(host, journal)`` on ones you own.
 
 The calls (each returns a frozen answer whose ``text`` is ready for a model's context):
 
-``open_session(tabs)`` -> ``SessionOpened``
+``open_session(tabs, state=None)`` -> ``SessionOpened``
     ``tabs = {"role": {"start": URL, "origins": [URL, ...]}}``. One browser context of its
     own on the shared browser, each role's tab opened at ``start`` and confined to its
-    ``origins`` exactly as a recipe's tab role (default: the start URL's origin). Returns
+    ``origins`` exactly as a recipe's tab role (default: the start URL's origin); made from
+    ``state``, a signed-in state saved by ``northstar sign-in``, when given. Returns
     ``session_id`` and ``credential``: random, shown only here, only its hash is kept.
     Every later call presents both (``CREDENTIALS_INVALID`` otherwise).
 ``close_session(session_id, credential)`` -> ``SessionClosed``

@@ -110,8 +110,17 @@ class AgentHost:
 
     # Sessions
 
-    async def open_session(self, tabs: Mapping[str, Any]) -> SessionOpened:
-        """A new session with a context of its own, each tab role open at its start URL."""
+    async def open_session(
+        self, tabs: Mapping[str, Any], *, state: str | Path | None = None
+    ) -> SessionOpened:
+        """A new session with a context of its own, each tab role open at its start URL.
+
+        ``state``: a storage-state file (``northstar sign-in --save-state``) the context
+        starts from, so the session is signed in as a run with ``--state`` is; without it
+        the host's own (``northstar mcp --state``), else a clean context. The file is a
+        secret: only whether one was used is journaled, never its path or contents.
+        """
+        state_path = _state_file(state)
         bound = bind_session_tabs(tabs)
         plan = _session_plan(bound, self.settings)
         run_id, credential = self._journal.create_run(
@@ -122,19 +131,28 @@ class AgentHost:
             profile="",
             params_fingerprint="",
             total_iterations=1,
-            options={"front_end": "agent", "origins": {r: t.origins for r, t in bound.items()}},
+            options={
+                "front_end": "agent",
+                "origins": {r: t.origins for r, t in bound.items()},
+                "signed_in_from_state": state_path is not None,
+            },
         )
         self._journal.start_iteration(run_id, ITERATION, params_fingerprint="")
-        self._sessions[run_id] = await self._start(run_id, plan)
+        self._sessions[run_id] = await self._start(run_id, plan, state_path)
         self._journal.event(run_id, "agent_session_opened", tabs=sorted(bound))
         log.info("agent_session_opened", session=run_id, tabs=sorted(bound))
         opened = {role: tab.start or "" for role, tab in bound.items()}
         return SessionOpened(session_id=run_id, credential=credential, tabs=opened)
 
-    async def _start(self, run_id: str, plan: Plan) -> SessionCore:
+    async def _start(self, run_id: str, plan: Plan, state: str | None) -> SessionCore:
         stack = AsyncExitStack()
+        context = (
+            self._host.session(plan)
+            if state is None
+            else self._host.session(plan, storage_state=state)
+        )
         try:
-            browser = await stack.enter_async_context(self._host.session(plan))
+            browser = await stack.enter_async_context(context)
             for tab in plan.tabs.values():
                 await browser.open_tab(tab, timeout_ms=plan.default_timeout_ms)
         except BaseException as exc:
@@ -295,6 +313,19 @@ async def open_agent_host(
             AgentHost(host, journal, settings=settings, recipes=recipes) as agents,
         ):
             yield agents
+
+
+def _state_file(state: str | Path | None) -> str | None:
+    """The state file as an absolute path, refused at once when it is not a file."""
+    if state is None:
+        return None
+    path = Path(state)
+    if not path.is_file():
+        raise UsageInvalid(
+            f"the signed-in state {path} is not a file",
+            fix="Save one with `northstar sign-in RECIPE --save-state FILE` and give that FILE.",
+        )
+    return str(path.resolve())
 
 
 def _site_of(tabs: Mapping[str, BoundTab]) -> str:

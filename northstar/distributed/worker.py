@@ -72,6 +72,7 @@ from northstar.recipe.params import params_fingerprint
 from northstar.results import IterationState
 from northstar.run.execution import RunRequest, StopSignal, run_one_iteration
 from northstar.run.repeat import RepeatOptions
+from northstar.run.signin import KeptSignIns
 
 __all__ = ["Worker", "default_worker_name", "iteration_workflow"]
 
@@ -161,6 +162,7 @@ class Worker:
         )
         self.busy = 0  # lanes with an iteration in progress
         self.left_to_recovery = 0  # iterations this worker took and leaves to the next one
+        self.sign_ins: KeptSignIns | None = None  # each lane's signed-in state, while serving
 
     def exit_code(self) -> int:
         """What the process should exit with, as things stand (see ``stopping.EXIT_CODES``)."""
@@ -174,6 +176,7 @@ class Worker:
         """Open the browser and the journal, take iterations until ``stop``, then drain."""
         global _WORKER, _SERVED
         self._loop = asyncio.get_running_loop()
+        self.sign_ins = KeptSignIns()
         try:
             for lane in range(1, self.concurrency + 1):  # fails fast if the database is not there
                 self._journals[lane] = Journal.open(self.journal_url)
@@ -190,6 +193,7 @@ class Worker:
                     _WORKER = None
                     self._supervisor.close()
         finally:
+            self.sign_ins.close()  # the signed-in states are secrets: none outlives the worker
             for journal in self._journals.values():
                 with suppress(JournalError):
                     journal.close()
@@ -375,6 +379,7 @@ class Worker:
                 lane=lane,
                 stop=self.stop,
                 submitted_files=files,
+                kept=self.sign_ins,
             )
         except JournalUnavailable:
             raise  # not the run's fault: the lane claims it again when the database answers
@@ -428,6 +433,8 @@ class Worker:
             record.run_id, lambda states: finished_status(states, record.total_iterations)
         )
         if final is not None:
+            if self.sign_ins is not None:
+                self.sign_ins.forget_run(record.run_id)
             self._log_ending(record.run_id)
 
     def _log_ending(self, run_id: str) -> None:

@@ -53,6 +53,7 @@ from northstar.run.repeat import (
 from northstar.run.retained import RetainedResults
 from northstar.run.runner import ProgramRunner, open_session
 from northstar.run.signin import (
+    KeptSignIns,
     LaneSignIn,
     SignInPlans,
     check_plan,
@@ -182,6 +183,7 @@ class _RunContext:
         on_result: Callable[[IterationResult], None],
         run_id: str,
         hooks: IterationHooks | None = None,
+        kept: KeptSignIns | None = None,
     ) -> None:
         self.request = request
         self.journal = journal
@@ -199,6 +201,7 @@ class _RunContext:
         self._lane_runners: dict[int, ProgramRunner] = {}
         self.identity = run_identity(request.profile, request.state)
         self._sign_ins: dict[int, LaneSignIn] = {}
+        self._kept = kept  # a worker's sign-ins, kept across the iterations it serves
         self._verified_submits: Counter[str] = Counter()  # by step, for the probe controls
 
     def _new_runner(self, monitor: StepMonitor | None = None) -> ProgramRunner:
@@ -269,18 +272,30 @@ class _RunContext:
     def sign_in(self, lane: int) -> LaneSignIn | None:
         """The lane's sign-in (made on first use), or ``None`` for a recipe that has none."""
         if lane not in self._sign_ins:
-            plans = SignInPlans.of(
-                self.request.compiled, self.request.row_for(1), self.request.base_url
-            )
-            if plans is None:
+            sign_in = self._kept_sign_in(lane) or self._new_sign_in(lane)
+            if sign_in is None:
                 return None
-
-            def on_event(name: str, fields: Mapping[str, Any]) -> None:
-                self.journal.event(self.run_id, name, lane=lane, **fields)
-
-            held = state_file(self.artifacts, lane)
-            self._sign_ins[lane] = LaneSignIn(self.host, plans, held, self.identity, on_event)
+            sign_in.on_event = lambda name, fields: self.journal.event(
+                self.run_id, name, lane=lane, **fields
+            )
+            self._sign_ins[lane] = sign_in
         return self._sign_ins[lane]
+
+    def _kept_sign_in(self, lane: int) -> LaneSignIn | None:
+        return None if self._kept is None else self._kept.kept(self.run_id, lane)
+
+    def _new_sign_in(self, lane: int) -> LaneSignIn | None:
+        """A lane's first sign-in; a worker keeps it (and its state file) for later iterations."""
+        request = self.request
+        plans = SignInPlans.of(request.compiled, request.row_for(1), request.base_url)
+        if plans is None:
+            return None
+        if self._kept is None:
+            return LaneSignIn(self.host, plans, state_file(self.artifacts, lane), self.identity)
+        held = self._kept.state_file(self.run_id, lane)
+        sign_in = LaneSignIn(self.host, plans, held, self.identity)
+        self._kept.keep(self.run_id, lane, sign_in)
+        return sign_in
 
     async def _signed_in(self, lane: int) -> RunIdentity:
         """The identity the lane's next context starts from, signed in when the recipe asks."""
@@ -288,7 +303,12 @@ class _RunContext:
         return self.identity if sign_in is None else await sign_in.ready()
 
     def end_sign_ins(self) -> None:
-        """Keep the state where ``--keep-state`` says, then delete every held one."""
+        """Keep the state where ``--keep-state`` says, then delete every held one.
+
+        A worker's kept sign-ins are not this run context's to end: the worker ends them.
+        """
+        if self._kept is not None:
+            return
         identities = [sign_in.identity for sign_in in self._sign_ins.values()]
         kept = self.request.keep_state
         chosen = next((i.storage_state for i in identities if i.storage_state), None)
@@ -618,14 +638,18 @@ async def run_one_iteration(
     lane: int = 1,
     stop: StopSignal | None = None,
     submitted_files: tuple[str, ...] | None = None,
+    kept: KeptSignIns | None = None,
 ) -> IterationResult:
     """One iteration of a recorded run, checked and journaled as a lane does it.
 
     For a front end that deals iterations itself (a distributed worker): the binding
     check, the journal records, the outputs and the verdict are those of ``continue_run``;
-    ``submitted_files`` are the digests the iteration's selected files must have.
+    ``submitted_files`` are the digests the iteration's selected files must have;
+    ``kept``: the front end's sign-ins, so a lane signs in once, not once per iteration.
     """
-    run = _RunContext(request, host, journal, stop or StopSignal(), lambda result: None, run_id)
+    run = _RunContext(
+        request, host, journal, stop or StopSignal(), lambda result: None, run_id, kept=kept
+    )
     run.definition_guard.submitted_files = submitted_files
     try:
         return await run.iteration(number, lane=lane)

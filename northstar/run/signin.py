@@ -12,6 +12,8 @@ if they fail, ``setup`` runs again once, and if they still fail the run stops wi
 
 The state holds live session cookies: it is never journaled, logged or put in a report,
 and ``remove_held`` deletes it when the run ends (``--keep-state FILE`` keeps a copy).
+A queued worker keeps its lanes' sign-ins across the iterations it serves
+(``KeptSignIns``) and deletes them when a run settles and when it exits.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import dataclasses
 import json
 import os
 import shutil
+import tempfile
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from enum import StrEnum
@@ -40,6 +43,7 @@ from northstar.run.identity import RunIdentity
 from northstar.run.runner import ProgramRunner, open_session
 
 __all__ = [
+    "KeptSignIns",
     "LaneSignIn",
     "SignInMove",
     "SignInPlans",
@@ -86,7 +90,9 @@ def next_move(*, holds: bool, has_setup: bool, setups_run: int) -> SignInMove:
 def _part_of(compiled: CompiledRecipe, steps: list[Step], checks: list[Check]) -> CompiledRecipe:
     """The recipe with only ``steps`` and ``checks`` as its work (no outputs, no setup)."""
     update = {"steps": steps, "done_when": checks, "outputs": {}, "setup": [], "signed_in": []}
-    return dataclasses.replace(compiled, recipe=compiled.recipe.model_copy(update=update))
+    # The line numbers are those of the recipe's ``steps``; these steps are others.
+    recipe = compiled.recipe.model_copy(update=update)
+    return dataclasses.replace(compiled, recipe=recipe, step_lines=())
 
 
 def sign_in_part(compiled: CompiledRecipe) -> CompiledRecipe:
@@ -101,7 +107,7 @@ def sign_in_part(compiled: CompiledRecipe) -> CompiledRecipe:
         "outputs": {},
         "done_when": [],
     }
-    return dataclasses.replace(compiled, recipe=recipe.model_copy(update=update))
+    return dataclasses.replace(compiled, recipe=recipe.model_copy(update=update), step_lines=())
 
 
 def _names(text: str | None) -> set[str]:
@@ -208,7 +214,8 @@ class LaneSignIn:
         self._plans = plans
         self._held_at = held_at
         self.identity = start
-        self._on_event = on_event
+        # Public: a worker keeps the sign-in across iterations, each with its lane's journal.
+        self.on_event = on_event
         self._fresh = False  # set up and verified just now: the next check is not needed
 
     async def ready(self) -> RunIdentity:
@@ -269,7 +276,7 @@ class LaneSignIn:
                     step.step.verify_outcome, tab=step.tab, timeout_ms=step.timeout_ms
                 )
         except NorthstarError as exc:
-            self._on_event("signed_in_checked", {"holds": False, "code": exc.code})
+            self.on_event("signed_in_checked", {"holds": False, "code": exc.code})
             return False
         return True
 
@@ -284,7 +291,7 @@ class LaneSignIn:
         if check is None:
             return True  # no checks: a state that exists is taken to hold
         result = await self._run(check, self.identity.storage_state)
-        self._on_event("signed_in_checked", {"holds": result.verified})
+        self.on_event("signed_in_checked", {"holds": result.verified})
         return result.verified
 
     async def _set_up(self) -> bool:
@@ -296,7 +303,7 @@ class LaneSignIn:
             result, state = await self._run_saving(plan)
         finally:
             secret_values.reset(token)
-        self._on_event("setup_ran", {"verified": result.verified, "code": result.reason_code})
+        self.on_event("setup_ran", {"verified": result.verified, "code": result.reason_code})
         log.info("setup_ran", verified=result.verified, reason=result.reason_code)
         if result.verified and state is not None:
             write_state(self._held_at, state)
@@ -328,6 +335,44 @@ class LaneSignIn:
         else:
             why = "the `signed_in` checks do not hold"
         return SignInFailed(why + "; no iteration was started")
+
+
+class KeptSignIns:
+    """Lanes' sign-ins kept by a process that outlives each iteration: a queued worker.
+
+    A worker runs one iteration at a time per lane, each handed over on its own; without
+    this, each would sign in again. The states live in a folder of the worker's own (mode
+    0700, each file 0600), never in the journal database, and go when this worker settles
+    the run (``forget_run``) or exits (``close``). They are kept per run and lane: two
+    runs may sign in as different accounts, and a lane's state is never shared with
+    another (as in a local run).
+    """
+
+    def __init__(self) -> None:
+        self.folder = Path(tempfile.mkdtemp(prefix="northstar-signed-in-"))  # mode 0700
+        self._lanes: dict[tuple[str, int], LaneSignIn] = {}
+
+    def kept(self, run_id: str, lane: int) -> LaneSignIn | None:
+        """The lane's sign-in for ``run_id`` made by an earlier iteration, if any."""
+        return self._lanes.get((run_id, lane))
+
+    def keep(self, run_id: str, lane: int, sign_in: LaneSignIn) -> None:
+        self._lanes[(run_id, lane)] = sign_in
+
+    def state_file(self, run_id: str, lane: int) -> Path:
+        """Where the lane's state for ``run_id`` is held while the worker serves it."""
+        return self.folder / f"{run_id}-lane-{lane}.json"
+
+    def forget_run(self, run_id: str) -> None:
+        """The run settled: its states are of no more use and are deleted."""
+        ended = [key for key in self._lanes if key[0] == run_id]
+        remove_held([self._lanes.pop(key).identity for key in ended])
+
+    def close(self) -> None:
+        """The worker exits: every held state and the folder go."""
+        remove_held([sign_in.identity for sign_in in self._lanes.values()])
+        self._lanes.clear()
+        shutil.rmtree(self.folder, ignore_errors=True)
 
 
 @asynccontextmanager
