@@ -143,7 +143,7 @@ def typed_row(
 
 def validate_rows(
     specs: Mapping[str, Param],
-    rows: Sequence[Mapping[str, Any]],
+    rows: Iterable[Mapping[str, Any]],
     constant: Mapping[str, Any],
     *,
     recipe_dir: Path | None = None,

@@ -31,7 +31,7 @@ from northstar.recipe._values import csv_row, json_row, refuse_twice
 __all__ = ["LINE", "LazyRows", "RowsFile", "at_line"]
 
 LINE = "line"  # the context key of the file line an error's row starts on
-_FIELD_LIMIT = 64 << 20  # above any params file's bound
+_FIELD_LIMIT = 64 << 20  # above any params file's bound: a field may be the whole file
 _WINDOW = 64  # typed rows kept for lanes that ask slightly out of order
 Row = dict[str, Any]
 EachRow = Callable[[Row], Row]
@@ -65,11 +65,11 @@ class RowsFile:
             rows = (
                 _csv_rows(text, self.path) if _is_csv(self.path) else _jsonl_rows(text, self.path)
             )
-            for number, (line, row) in enumerate(rows, start=1):
+            for line, row in rows:
                 try:
                     yield line, (self.each(row) if self.each else row)
                 except InputError as exc:
-                    raise at_line(exc, self.path, line, number) from None
+                    raise at_line(exc, self.path, line) from None
 
     def _open(self) -> TextIO:
         def refuse(message: str, fix: str) -> UsageInvalid:
@@ -116,32 +116,36 @@ def _lines(text: TextIO, file: Path) -> Iterator[str]:
 
 
 def _csv_rows(text: TextIO, file: Path) -> Iterator[tuple[int, Row]]:
-    # csv's default field limit (128 KiB) is below the file bound; a field may be as long.
-    # The limit is the process's; raising it once harms no other reader.
-    csv.field_size_limit(max(csv.field_size_limit(), _FIELD_LIMIT))
+    # csv's default field limit (128 KiB) is below the file bound: lifted while this pass
+    # reads, put back when it ends.
+    previous = csv.field_size_limit(_FIELD_LIMIT)
     reader = csv.DictReader(_lines(text, file))
     try:
-        if not reader.fieldnames:
-            raise UsageInvalid(
-                f"{file}: no header line", fix="Put parameter names on the first line."
-            )
-        refuse_twice([name.strip() for name in reader.fieldnames], file, "the header")
-        number = 0
-        while True:
-            line = reader.line_num + 1
-            row = next(reader, None)
-            if row is None:
-                return
-            number += 1
-            try:
-                yield line, csv_row(row, number, file)
-            except InputError as exc:
-                raise at_line(exc, file, line, number) from None
+        yield from _csv_records(reader, file)
     except csv.Error as exc:
         raise UsageInvalid(
             f"{file}: line {reader.line_num} is not valid CSV ({exc})",
             fix="Quote values that contain commas, quotes or line breaks.",
         ) from None
+    finally:
+        csv.field_size_limit(previous)
+
+
+def _csv_records(reader: csv.DictReader[str], file: Path) -> Iterator[tuple[int, Row]]:
+    if not reader.fieldnames:
+        raise UsageInvalid(f"{file}: no header line", fix="Put parameter names on the first line.")
+    refuse_twice([name.strip() for name in reader.fieldnames], file, "the header")
+    number = 0
+    while True:
+        line = reader.line_num + 1
+        row = next(reader, None)
+        if row is None:
+            return _none_after(number, file)
+        number += 1
+        try:
+            yield line, csv_row(row, number, file)
+        except InputError as exc:
+            raise at_line(exc, file, line) from None
 
 
 def _jsonl_rows(text: TextIO, file: Path) -> Iterator[tuple[int, Row]]:
@@ -152,19 +156,22 @@ def _jsonl_rows(text: TextIO, file: Path) -> Iterator[tuple[int, Row]]:
             try:
                 yield line_number, json_row(line, number, file)
             except InputError as exc:
-                raise at_line(exc, file, line_number, number) from None
+                raise at_line(exc, file, line_number) from None
+    _none_after(number, file)
 
 
-def at_line(exc: InputError, file: Path, line: int, row: int) -> InputError:
+def _none_after(number: int, file: Path) -> None:
+    """A file that ended before its first row is refused, as a file with no rows."""
+    if not number:
+        raise UsageInvalid(f"{file}: no rows", fix="Add at least one row of parameters.")
+
+
+def at_line(exc: InputError, file: Path, line: int) -> InputError:
     """The same refusal naming the file's line its row starts on (once: inner ones win)."""
     if LINE in exc.context:
         return exc
-    message = exc.message.removeprefix(f"{file}: ").removeprefix(f"row {row}: ")
-    return type(exc)(
-        f"{file} line {line}: row {row}: {message.removeprefix(f'row {row} ')}",
-        fix=exc.fix,
-        **{**exc.context, LINE: line},
-    )
+    message = exc.message.removeprefix(f"{file}: ")
+    return type(exc)(f"{file} line {line}: {message}", fix=exc.fix, **{**exc.context, LINE: line})
 
 
 Typed = Callable[[int, Row], Mapping[str, Any]]

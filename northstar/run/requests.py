@@ -200,5 +200,5 @@ def _typed(
         try:
             given, typed = typed_row(specs, number, row, constant, recipe_dir=folder)
         except InputError as exc:
-            raise at_line(exc, rows.path, line, number) from None
+            raise at_line(exc, rows.path, line) from None
         yield number, given, typed
