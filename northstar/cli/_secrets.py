@@ -40,8 +40,9 @@ def missing_secrets(
     """
     found: dict[str, str] = {}
     for name, spec in specs.items():
-        in_rows = rows is not None and all(_given(row.get(name)) for row in rows)
-        if not spec.secret or _given(constant.get(name)) or in_rows:
+        if not spec.secret or _given(constant.get(name)):
+            continue  # rows are read only for a secret -p did not give
+        if rows is not None and all(_given(row.get(name)) for row in rows):
             continue
         value = environ.get(secret_env_var(name), "")
         if not value and ask is not None:

@@ -17,12 +17,12 @@ reads the file again from its start).
 from __future__ import annotations
 
 import csv
-import io
 import os
+import re
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TextIO, overload
+from typing import Any, BinaryIO, overload
 
 from northstar.errors import FileChanged, InputError, UsageInvalid
 from northstar.recipe._files import open_bounded
@@ -32,6 +32,7 @@ __all__ = ["LINE", "LazyRows", "RowsFile", "at_line"]
 
 LINE = "line"  # the context key of the file line an error's row starts on
 _FIELD_LIMIT = 64 << 20  # above any params file's bound: a field may be the whole file
+_LONE_CR = re.compile(rb"(?<=\r)(?!\n)(?=.)", re.DOTALL)  # after a "\r" that ends a line
 _WINDOW = 64  # typed rows kept for lanes that ask slightly out of order
 Row = dict[str, Any]
 EachRow = Callable[[Row], Row]
@@ -61,9 +62,11 @@ class RowsFile:
 
     def numbered(self) -> Iterator[tuple[int, Row]]:
         """Each row with the file line it starts on, from a fresh read of the file."""
-        with self._open() as text:
+        with self._open() as data:
             rows = (
-                _csv_rows(text, self.path) if _is_csv(self.path) else _jsonl_rows(text, self.path)
+                _csv_rows(_lines(data, self.path, lone_cr_ends=True), self.path)
+                if _is_csv(self.path)
+                else _jsonl_rows(_lines(data, self.path, lone_cr_ends=False), self.path)
             )
             for line, row in rows:
                 try:
@@ -71,7 +74,7 @@ class RowsFile:
                 except InputError as exc:
                     raise at_line(exc, self.path, line) from None
 
-    def _open(self) -> TextIO:
+    def _open(self) -> BinaryIO:
         def refuse(message: str, fix: str) -> UsageInvalid:
             return UsageInvalid(f"{self.path}: {message}", fix=fix)
 
@@ -85,41 +88,44 @@ class RowsFile:
                 fix="Restore the params file, or start a new run with the changed one.",
             )
         self._stamp = stamp
-        # newline="" keeps "\r\n", "\r" and "\n" as csv wants them; JSON Lines end at "\n" only.
-        newline = "" if _is_csv(self.path) else "\n"
-        return io.TextIOWrapper(handle, encoding="utf-8-sig", newline=newline)
+        return handle
 
 
 def _is_csv(path: Path) -> bool:
     return path.suffix.lower() == ".csv"
 
 
-def _lines(text: TextIO, file: Path) -> Iterator[str]:
-    """The file's lines, each refused at once if it holds a NUL byte or is not UTF-8."""
+def _lines(data: BinaryIO, file: Path, *, lone_cr_ends: bool) -> Iterator[str]:
+    """The file's lines, each decoded alone and refused if it holds a NUL byte or is not
+    UTF-8, so a refusal names its own line and comes when that line is reached.
+
+    ``lone_cr_ends``: a ``\r`` not followed by ``\n`` ends a line too (CSV; JSON Lines
+    end at ``\n`` only).
+    """
     number = 0
-    while True:
-        number += 1
-        try:
-            line = text.readline()
-        except UnicodeDecodeError:
-            raise UsageInvalid(
-                f"{file}: line {number} is not UTF-8 text", fix="Save the params file as UTF-8."
-            ) from None
-        if not line:
-            return
-        if "\x00" in line:
-            raise UsageInvalid(
-                f"{file}: line {number} holds a NUL byte",
-                fix="Remove the NUL byte; values are text.",
-            )
-        yield line
+    for raw in data:
+        pieces = _LONE_CR.split(raw) if lone_cr_ends and b"\r" in raw else [raw]
+        for piece in pieces:
+            number += 1
+            try:
+                line = piece.decode("utf-8")
+            except UnicodeDecodeError:
+                raise UsageInvalid(
+                    f"{file}: line {number} is not UTF-8 text", fix="Save the params file as UTF-8."
+                ) from None
+            if "\x00" in line:
+                raise UsageInvalid(
+                    f"{file}: line {number} holds a NUL byte",
+                    fix="Remove the NUL byte; values are text.",
+                )
+            yield line.removeprefix("\ufeff") if number == 1 else line
 
 
-def _csv_rows(text: TextIO, file: Path) -> Iterator[tuple[int, Row]]:
+def _csv_rows(lines: Iterator[str], file: Path) -> Iterator[tuple[int, Row]]:
     # csv's default field limit (128 KiB) is below the file bound: lifted while this pass
     # reads, put back when it ends.
     previous = csv.field_size_limit(_FIELD_LIMIT)
-    reader = csv.DictReader(_lines(text, file))
+    reader = csv.DictReader(lines)
     try:
         yield from _csv_records(reader, file)
     except csv.Error as exc:
@@ -148,9 +154,9 @@ def _csv_records(reader: csv.DictReader[str], file: Path) -> Iterator[tuple[int,
             raise at_line(exc, file, line) from None
 
 
-def _jsonl_rows(text: TextIO, file: Path) -> Iterator[tuple[int, Row]]:
+def _jsonl_rows(lines: Iterator[str], file: Path) -> Iterator[tuple[int, Row]]:
     number = 0
-    for line_number, line in enumerate(_lines(text, file), start=1):
+    for line_number, line in enumerate(lines, start=1):
         if line.strip():
             number += 1
             try:
