@@ -13,9 +13,13 @@ from typing import Any
 
 import pytest
 
+from fixtures.site_server import FixtureSite
+from northstar import readers
 from northstar.cli._inputs import build_request
 from northstar.errors import FileChanged, ParamInvalid, UsageInvalid
-from northstar.run.execution import RunRequest
+from northstar.journal import Journal
+from northstar.results import IterationResult
+from northstar.run.execution import RunRequest, StopSignal, execute_run
 
 RECIPE = """
 name: numbered
@@ -129,3 +133,51 @@ def test_a_rows_file_changed_after_its_check_is_refused_when_a_row_is_read(
 def test_repeat_other_than_the_rows_counted_is_refused(tmp_path: Path) -> None:
     with pytest.raises(UsageInvalid, match="--repeat 4 does not match the 5 rows"):
         build(recipe(tmp_path), rows_file(tmp_path, 5), repeat=4)
+
+
+PUBLISH = """
+name: publish-post
+params:
+  title: {type: string, required: true}
+tabs:
+  admin: {start: "{{ base_url }}/posts/new"}
+steps:
+  - id: title
+    tab: admin
+    fill: {target: {label: Title}, value: "{{ title }}"}
+  - id: publish
+    tab: admin
+    click: {target: {role: button, name: Publish}}
+    effect: submit
+    expect:
+      - url: "**/posts?created=*"
+  - id: confirm
+    tab: admin
+    verify_outcome:
+      text: {target: {role: status}, equals: "Post published: {{ title }}"}
+"""
+
+
+@pytest.mark.browser
+async def test_a_100000_row_batch_runs_its_first_rows_in_chromium(
+    host: Any, site: FixtureSite, tmp_path: Path
+) -> None:
+    recipe_path = tmp_path / "publish-post.yaml"
+    recipe_path.write_text(PUBLISH)
+    path = tmp_path / "rows.csv"
+    path.write_text("title\n" + "".join(f"Post {n}\n" for n in range(1, ROWS + 1)))
+    request = build(recipe_path, path, base_url=site.base_url)
+    stop = StopSignal()
+
+    def after(result: IterationResult) -> None:
+        if result.iteration == 2:  # the first two rows are enough: stop the batch there
+            stop.request()
+
+    with Journal.open(tmp_path / "journal.db") as journal:
+        outcome = await execute_run(request, host=host, journal=journal, stop=stop, on_result=after)
+    assert outcome.status == "stopped"
+    assert [(r.iteration, r.state) for r in outcome.results] == [(1, "verified"), (2, "verified")]
+    assert site.submission_count("post") == 2
+    assert [s.get("title") for s in site.submissions()] == ["Post 1", "Post 2"]
+    detail = readers.get_run(tmp_path / "journal.db", outcome.run_id)
+    assert detail.summary.total_iterations == ROWS
