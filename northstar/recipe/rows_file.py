@@ -122,9 +122,6 @@ def _lines(data: BinaryIO, file: Path, *, lone_cr_ends: bool) -> Iterator[str]:
 
 
 def _csv_rows(lines: Iterator[str], file: Path) -> Iterator[tuple[int, Row]]:
-    # csv's default field limit (128 KiB) is below the file bound: lifted while this pass
-    # reads, put back when it ends.
-    previous = csv.field_size_limit(_FIELD_LIMIT)
     reader = csv.DictReader(lines)
     try:
         yield from _csv_records(reader, file)
@@ -133,18 +130,35 @@ def _csv_rows(lines: Iterator[str], file: Path) -> Iterator[tuple[int, Row]]:
             f"{file}: line {reader.line_num} is not valid CSV ({exc})",
             fix="Quote values that contain commas, quotes or line breaks.",
         ) from None
+
+
+def _next_record(reader: csv.DictReader[str]) -> dict[str | Any, str | Any] | None:
+    """The next record, read with csv's field limit (128 KiB, below the file bound) lifted
+    for this read only: a pass suspended between rows leaves the process's limit as it was."""
+    previous = csv.field_size_limit(_FIELD_LIMIT)
+    try:
+        return next(reader, None)
+    finally:
+        csv.field_size_limit(previous)
+
+
+def _header(reader: csv.DictReader[str]) -> Sequence[str] | None:
+    previous = csv.field_size_limit(_FIELD_LIMIT)  # a header name may be long too
+    try:
+        return reader.fieldnames
     finally:
         csv.field_size_limit(previous)
 
 
 def _csv_records(reader: csv.DictReader[str], file: Path) -> Iterator[tuple[int, Row]]:
-    if not reader.fieldnames:
+    header = _header(reader)
+    if not header:
         raise UsageInvalid(f"{file}: no header line", fix="Put parameter names on the first line.")
-    refuse_twice([name.strip() for name in reader.fieldnames], file, "the header")
+    refuse_twice([name.strip() for name in header], file, "the header")
     number = 0
     while True:
         line = reader.line_num + 1
-        row = next(reader, None)
+        row = _next_record(reader)
         if row is None:
             return _none_after(number, file)
         number += 1
