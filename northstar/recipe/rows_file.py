@@ -200,9 +200,10 @@ Typed = Callable[[int, Row], Mapping[str, Any]]
 class LazyRows(Sequence[Mapping[str, Any]]):
     """Typed rows read from a ``RowsFile`` when asked for, never all held at once."""
 
-    def __init__(self, rows: RowsFile, count: int, typed: Typed) -> None:
+    def __init__(self, rows: RowsFile, count: int, typed: Typed, fingerprint: str) -> None:
         self._rows = rows
         self._count = count
+        self.fingerprint = fingerprint  # the rows' digest, taken by the check's pass
         self._typed = typed
         self._cursor: Iterator[tuple[int, Row]] | None = None
         self._next = 1  # the number of the row the cursor yields next

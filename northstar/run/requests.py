@@ -41,7 +41,7 @@ from northstar.recipe.inputs import typed_row, typed_rows
 from northstar.recipe.model import Param
 from northstar.recipe.params import coerce_params
 from northstar.recipe.rows_file import LazyRows, RowsFile, at_line
-from northstar.run.execution import RunRequest
+from northstar.run.execution import RowsDigest, RunRequest
 from northstar.run.repeat import MAX_COUNT, RepeatOptions
 
 __all__ = [
@@ -140,6 +140,7 @@ def build_run_request(
     kept: list[dict[str, Any]] = []
     counted = 0
     selects_files = _selects_files(compiled)
+    digest = RowsDigest(specs)
     for number, given, typed in _typed(specs, constant, inputs.rows, folder):
         if number > MAX_COUNT:  # refused at the first row too many, not after reading them all
             RepeatOptions.of(number)
@@ -148,12 +149,13 @@ def build_run_request(
         if number == 1 or not streamed or selects_files:  # renders, or says why; dropped
             bind(compiled, typed, base_url=inputs.base_url, iteration=number)
         counted = number
+        digest.add(typed)
         if not streamed:
             kept.append(typed)
     repeat = RepeatOptions.of(iteration_count(inputs, counted), inputs.interval)
     rows: Sequence[Mapping[str, Any]] = kept
     if isinstance(inputs.rows, RowsFile):
-        rows = LazyRows(inputs.rows, counted, _typer(specs, constant, folder))
+        rows = LazyRows(inputs.rows, counted, _typer(specs, constant, folder), digest.hexdigest())
     return RunRequest(
         recipe_path=recipe_path,
         compiled=compiled,

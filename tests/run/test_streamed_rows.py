@@ -8,6 +8,7 @@ proves it), and a rows file that changes between the check and the run is refuse
 from __future__ import annotations
 
 import tracemalloc
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +19,9 @@ from northstar import readers
 from northstar.cli._inputs import build_request
 from northstar.errors import FileChanged, ParamInvalid, UsageInvalid
 from northstar.journal import Journal
+from northstar.recipe.rows_file import LazyRows
 from northstar.results import IterationResult
-from northstar.run.execution import RunRequest, StopSignal, execute_run
+from northstar.run.execution import RunRequest, StopSignal, execute_run, rows_fingerprint
 
 RECIPE = """
 name: numbered
@@ -181,3 +183,10 @@ async def test_a_100000_row_batch_runs_its_first_rows_in_chromium(
     assert [s.get("title") for s in site.submissions()] == ["Post 1", "Post 2"]
     detail = readers.get_run(tmp_path / "journal.db", outcome.run_id)
     assert detail.summary.total_iterations == ROWS
+
+
+def test_the_checks_fingerprint_is_that_of_the_rows_read_again(tmp_path: Path) -> None:
+    streamed = build(recipe(tmp_path), rows_file(tmp_path, 50))
+    assert isinstance(streamed.rows, LazyRows)  # the digest the check took, not a new pass
+    listed = replace(streamed, rows=list(streamed.rows))
+    assert rows_fingerprint(streamed) == rows_fingerprint(listed)
