@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -15,7 +16,13 @@ from northstar.cli._secrets import exposed_params_file, missing_secrets
 from northstar.composition import load_compiled
 from northstar.errors import UsageInvalid
 from northstar.plan.compiler import CompiledRecipe, with_default_timeout
-from northstar.recipe.inputs import Columns, read_params_source, select_columns
+from northstar.recipe.inputs import (
+    Columns,
+    RowsFile,
+    column_selector,
+    read_params_source,
+    select_columns,
+)
 from northstar.recipe.model import Param
 from northstar.run.execution import RunRequest
 from northstar.run.requests import RunInputs, build_run_request
@@ -150,7 +157,9 @@ def _asker() -> Callable[[str], str] | None:
     return lambda name: str(click.prompt(f"{name} (secret)", hide_input=True, err=True))
 
 
-def _warn_exposed(path: str, specs: Mapping[str, Param], values: list[dict[str, Any]]) -> None:
+def _warn_exposed(
+    path: str, specs: Mapping[str, Param], values: Iterable[Mapping[str, Any]]
+) -> None:
     warning = exposed_params_file(path, specs, values)
     if warning is not None:
         click.echo(warning, err=True)
@@ -159,7 +168,7 @@ def _warn_exposed(path: str, specs: Mapping[str, Param], values: list[dict[str, 
 def _secrets_from_environ_or_prompt(
     specs: Mapping[str, Param],
     constant: Mapping[str, Any],
-    rows: Sequence[Mapping[str, Any]] | None,
+    rows: Iterable[Mapping[str, Any]] | None,
 ) -> dict[str, str]:
     """The CLI's own inputs: secrets from ``NORTHSTAR_SECRET_*``, else asked at a terminal."""
     return missing_secrets(specs, constant, rows, environ=os.environ, ask=_asker())
@@ -185,8 +194,8 @@ def build_request(
                 options.get("ignore_columns", ()),
                 bool(options.get("ignore_extra_columns")),
             )
-            source.rows = select_columns(source.rows, compiled.recipe.params, columns, params_file)
-        values = [source.constant, *(source.rows or [])]
+            source.rows = _selected(source.rows, compiled.recipe.params, columns, params_file)
+        values = itertools.chain([source.constant], source.rows or [])
         _warn_exposed(params_file, compiled.recipe.params, values)
     inputs = RunInputs(
         params={**(source.constant if source else {}), **parse_param_pairs(options["params"])},
@@ -215,6 +224,15 @@ def build_request(
         state=_resolved(options.get("state")),
         keep_state=_resolved(options.get("keep_state")),
     )
+
+
+def _selected(
+    rows: list[dict[str, Any]] | RowsFile, specs: Mapping[str, Param], columns: Columns, file: str
+) -> list[dict[str, Any]] | RowsFile:
+    """The rows as parameters; a streamed file's rows are mapped as each is read."""
+    if isinstance(rows, RowsFile):
+        return rows.with_each(column_selector(specs, columns, file))
+    return select_columns(rows, specs, columns, file)
 
 
 def _resolved(path: str | None) -> str | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +28,7 @@ def _given(value: Any) -> bool:
 def missing_secrets(
     specs: Mapping[str, Param],
     constant: Mapping[str, Any],
-    rows: Sequence[Mapping[str, Any]] | None,
+    rows: Iterable[Mapping[str, Any]] | None,
     *,
     environ: Mapping[str, str],
     ask: Callable[[str], str] | None,
@@ -40,8 +40,9 @@ def missing_secrets(
     """
     found: dict[str, str] = {}
     for name, spec in specs.items():
-        in_rows = rows is not None and all(_given(row.get(name)) for row in rows)
-        if not spec.secret or _given(constant.get(name)) or in_rows:
+        if not spec.secret or _given(constant.get(name)):
+            continue  # rows are read only for a secret -p did not give
+        if rows is not None and all(_given(row.get(name)) for row in rows):
             continue
         value = environ.get(secret_env_var(name), "")
         if not value and ask is not None:
@@ -57,16 +58,21 @@ def missing_secrets(
 
 
 def exposed_params_file(
-    path: str | Path, specs: Mapping[str, Param], values: Sequence[Mapping[str, Any]]
+    path: str | Path, specs: Mapping[str, Param], values: Iterable[Mapping[str, Any]]
 ) -> str | None:
-    """A warning when the file holds a secret and its group or others may read it."""
-    secrets = sorted(
-        n for n, s in specs.items() if s.secret and any(_given(v.get(n)) for v in values)
-    )
+    """A warning when the file holds a secret and its group or others may read it.
+
+    The mode is looked at first: a private file's rows are not read for this.
+    """
     mode = stat.S_IMODE(os.stat(path).st_mode)
-    if not secrets or not mode & (stat.S_IRGRP | stat.S_IROTH):
+    if not mode & (stat.S_IRGRP | stat.S_IROTH) or not any(s.secret for s in specs.values()):
+        return None
+    secrets: set[str] = set()
+    for value in values:
+        secrets |= {n for n, s in specs.items() if s.secret and _given(value.get(n))}
+    if not secrets:
         return None
     return (
-        f"warning: {path} holds secret parameter {', '.join(secrets)} and is readable by "
+        f"warning: {path} holds secret parameter {', '.join(sorted(secrets))} and is readable by "
         f"group or others (mode {mode:04o}); run `chmod 600 {path}`"
     )

@@ -13,10 +13,11 @@ import os
 import stat
 from collections.abc import Callable
 from pathlib import Path
+from typing import BinaryIO
 
 from northstar.errors import InputError
 
-__all__ = ["read_bounded_text"]
+__all__ = ["open_bounded", "read_bounded_text"]
 
 _KINDS = (
     (stat.S_ISDIR, "a directory"),
@@ -31,6 +32,23 @@ Refuse = Callable[[str, str], InputError]  # (message, fix) -> the error, naming
 
 def read_bounded_text(path: Path, *, limit: int, what: str, refuse: Refuse) -> str:
     """The UTF-8 text of the regular file at ``path``, at most ``limit`` bytes long."""
+    with open_bounded(path, limit=limit, what=what, refuse=refuse) as handle:
+        try:
+            data = handle.read(limit + 1)
+        except OSError as exc:
+            raise _unreadable(exc, what, refuse) from None
+    if len(data) > limit:
+        raise _too_large(limit, what, refuse)
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise refuse(f"the {what} is not UTF-8 text", f"Save the {what} as UTF-8 text.") from None
+
+
+def open_bounded(path: Path, *, limit: int, what: str, refuse: Refuse) -> BinaryIO:
+    """The regular file at ``path`` opened for reading in binary, refused before any byte
+    is read when it is of another kind or already larger than ``limit`` (a reader that
+    streams it still stops at ``limit``: the file may grow)."""
     try:
         _check_kind(os.stat(path).st_mode, what, refuse)
         descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
@@ -38,21 +56,27 @@ def read_bounded_text(path: Path, *, limit: int, what: str, refuse: Refuse) -> s
         raise refuse(f"no {what} there", f"Check the path to the {what}.") from None
     except OSError as exc:
         raise _unreadable(exc, what, refuse) from None
-    with os.fdopen(descriptor, "rb") as handle:
-        try:
-            _check_kind(os.fstat(descriptor).st_mode, what, refuse)
-            data = handle.read(limit + 1)
-        except OSError as exc:
-            raise _unreadable(exc, what, refuse) from None
-    if len(data) > limit:
-        raise refuse(
-            f"the {what} is larger than {_size(limit)}",
-            f"Keep a {what} under {_size(limit)}; split a long batch into several runs.",
-        )
+    handle = os.fdopen(descriptor, "rb")
     try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise refuse(f"the {what} is not UTF-8 text", f"Save the {what} as UTF-8 text.") from None
+        status = os.fstat(descriptor)
+        _check_kind(status.st_mode, what, refuse)
+    except OSError as exc:
+        handle.close()
+        raise _unreadable(exc, what, refuse) from None
+    except InputError:
+        handle.close()
+        raise
+    if status.st_size > limit:
+        handle.close()
+        raise _too_large(limit, what, refuse)
+    return handle
+
+
+def _too_large(limit: int, what: str, refuse: Refuse) -> InputError:
+    return refuse(
+        f"the {what} is larger than {_size(limit)}",
+        f"Keep a {what} under {_size(limit)}; split a long batch into several runs.",
+    )
 
 
 def _check_kind(mode: int, what: str, refuse: Refuse) -> None:

@@ -34,7 +34,9 @@ from northstar.journal.paths import run_artifacts_dir
 from northstar.logs import secret_values
 from northstar.plan.compiler import CompiledRecipe, bind
 from northstar.plan.model import Plan
+from northstar.recipe.model import Param
 from northstar.recipe.params import params_fingerprint
+from northstar.recipe.rows_file import LazyRows
 from northstar.redaction import redact
 from northstar.results import IterationResult, IterationState
 from northstar.run.continuation import Unresumable, resume_plan
@@ -67,6 +69,7 @@ if TYPE_CHECKING:
     from northstar.run.monitor_feed import StepMonitor
 
 __all__ = [
+    "RowsDigest",
     "RunOutcome",
     "RunRequest",
     "StopSignal",
@@ -497,10 +500,35 @@ class _RunContext:
 
 
 def rows_fingerprint(request: RunRequest) -> str:
-    """One digest over every row's parameter fingerprint (secrets hashed first)."""
-    specs = request.compiled.recipe.params
-    parts = [params_fingerprint(specs, row) for row in request.rows]
-    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+    """One digest over every row's parameter fingerprint (secrets hashed first).
+
+    Rows read from a params file carry the digest their check took (``RowsDigest``), so a
+    run of 100,000 rows does not type them all again before its first iteration.
+    """
+    if isinstance(request.rows, LazyRows):
+        return request.rows.fingerprint
+    digest = RowsDigest(request.compiled.recipe.params)
+    for row in request.rows:
+        digest.add(row)
+    return digest.hexdigest()
+
+
+class RowsDigest:
+    """``rows_fingerprint`` taken a row at a time: row fingerprints joined by newlines."""
+
+    def __init__(self, specs: Mapping[str, Param]) -> None:
+        self._specs = specs
+        self._digest = hashlib.sha256()
+        self._rows = 0
+
+    def add(self, row: Mapping[str, Any]) -> None:
+        if self._rows:
+            self._digest.update(b"\n")
+        self._digest.update(params_fingerprint(self._specs, row).encode())
+        self._rows += 1
+
+    def hexdigest(self) -> str:
+        return self._digest.hexdigest()
 
 
 def open_run(request: RunRequest, journal: Journal) -> tuple[str, str]:
