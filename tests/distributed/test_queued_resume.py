@@ -114,8 +114,8 @@ def test_a_local_resume_then_a_worker_back_on_the_queue_send_each_post_once(
     assert blocker.terminate() == 0, blocker.lines
     blocked = readers.get_run(url, run_id)
     assert blocked.summary.status == "blocked"
-    queued = still_queued(url, run_id)  # iteration 2's may still be pending: it is settled
-    left = queued - {view.number for view in blocked.iterations}
+    recorded = {view.number for view in blocked.iterations}
+    left = still_queued(url, run_id) - recorded  # never started, still on the queue
     assert left, "every iteration was decided before the worker stopped"
 
     same = ("--params-file", str(rows), "--journal", url)
@@ -127,10 +127,9 @@ def test_a_local_resume_then_a_worker_back_on_the_queue_send_each_post_once(
         assert resume.wait_for(f"failpoint before_in_flight {min(left)}"), resume.lines
         back = logging_worker(url, tmp_path).ready()
         workers.append(back)
-        for number in sorted(queued):  # it finds each still on the queue, and starts none
-            assert back.wait_for(f'"iteration": {number}'), (number, queued, claims(back))
-        assert set(claims(back)) == queued, back.lines
-        assert {claims(back)[number] for number in left} == {"skip"}, back.lines
+        for number in sorted(left):  # it finds each still on the queue, and starts none
+            assert back.wait_for(f'"iteration": {number}'), (number, claims(back))
+        assert {claims(back)[number] for number in left} == {"skip"}, claims(back)
         resume.release_failpoint()
         assert resume.process.wait(timeout=300) == 0, resume.lines
     finally:
@@ -140,7 +139,5 @@ def test_a_local_resume_then_a_worker_back_on_the_queue_send_each_post_once(
     final = readers.get_run(url, run_id)
     assert final.summary.status == "verified"
     assert sent(final) == Counter(range(1, TITLES + 1))
-    claimed = {e.payload["worker"] for e in final.events if e.name == "iteration_claimed"}
-    assert [e for e in final.events if e.name == "run_resumed"]
-    assert claimed <= {"q1"}
-
+    by_workers = {e.payload["iteration"] for e in final.events if e.name == "iteration_claimed"}
+    assert not by_workers & left  # no worker ran any of them: the local resume did
