@@ -152,8 +152,9 @@ def test_show_and_the_report_print_what_was_acted_on(
     assert report.returncode == 0, report.stderr
     page = out.read_text(encoding="utf-8")
     assert page.count('class="pass acted-on"') == len(expected_acted_on(site.base_url))
+    # The page escapes as its template engine does (a quote is &#34;).
     assert (
-        f"acted on: button &quot;Send&quot; &lt;button&gt;; submits form: POST {site.base_url}/form"
+        f"acted on: button &#34;Send&#34; &lt;button&gt;; submits form: POST {site.base_url}/form"
         in page
     )
     assert SECRET not in text.stdout + page

@@ -23,7 +23,8 @@ def _check(outcome: SubmissionOutcome) -> SubmissionCheck:
         (SubmissionOutcome.FOUND, IterationState.STOPPED),  # resume runs it; not sent again
         (SubmissionOutcome.ABSENT, IterationState.STOPPED),  # resume runs it; sent again
         (SubmissionOutcome.SETTLING, IterationState.UNKNOWN),  # still blocked
-        (SubmissionOutcome.INCONCLUSIVE, IterationState.NEEDS_REVIEW),  # no probe: a person
+        (SubmissionOutcome.INCONCLUSIVE, IterationState.UNKNOWN),  # probe saw elsewhere: blocked
+        (SubmissionOutcome.UNPROBED, IterationState.NEEDS_REVIEW),  # no probe: a person
     ],
 )
 def test_a_probed_program_iteration_is_resumable_only_once_settled(
