@@ -82,7 +82,7 @@ async def test_the_report_shows_each_verdict_and_its_screenshots(
         await expect(first.locator("h3 .badge")).to_have_text("verified")
         await expect(second.locator("h3 .badge")).to_have_text("failed")
         await expect(second.locator(".reason")).to_contain_text(
-            "EXPECTATION_FAILED at step 'confirm'"
+            "EXPECTATION_FAILED at step confirm"
         )
         await expect(first.locator("img")).to_have_count(0)
         shot = second.locator("figure.screenshot img")
