@@ -27,13 +27,14 @@ from northstar.cli.lint_commands import print_warnings
 from northstar.cli.progress import Progress, ProgressHooks
 from northstar.composition import load_compiled, run_recipe
 from northstar.errors import NorthstarError, UsageInvalid
-from northstar.journal import Journal, ProbeControl
+from northstar.journal import Journal
 from northstar.journal.paths import resolve_journal
 from northstar.logs import json_logging
 from northstar.plan.compiler import CompiledRecipe
 from northstar.programs import is_program, program_compiled, run_program
 from northstar.programs.running import refuse_unsupported
 from northstar.programs.verdict import model_calls_line
+from northstar.readers.rendering import probe_line
 from northstar.recipe.params import row_values
 from northstar.results import IterationResult
 from northstar.run.execution import RunOutcome, RunRequest, StopSignal
@@ -239,12 +240,4 @@ def probe_lines(compiled: CompiledRecipe, journal: str | None, base_url: str | N
             step: opened.probe_control(compiled.recipe_hash, base_url or "", step)
             for step in probed
         }
-    return [_probe_line(step, control) for step, control in controls.items()]
-
-
-def _probe_line(step: str, control: ProbeControl | None) -> str:
-    if control is None:
-        return f"  probe of {step}: never controlled: it cannot prove a submission absent yet"
-    if control.proven:
-        return f"  probe of {step}: proven {control.checked_at} (run {control.run_id})"
-    return f"  probe of {step}: BLIND (cannot prove absence): {control.detail}"
+    return [probe_line(step, control) for step, control in controls.items()]

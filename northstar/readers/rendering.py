@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
+from typing import Protocol
 
 from northstar.browser.settings import show_trace_command
 from northstar.readers.artifacts import ArtifactFiles
@@ -20,6 +21,7 @@ __all__ = [
     "file_lines",
     "header_lines",
     "iteration_lines",
+    "probe_line",
     "probe_lines",
     "render_run",
     "render_runs",
@@ -103,15 +105,30 @@ def header_lines(detail: RunDetail) -> list[str]:
     ]
 
 
+class ProbeControlFacts(Protocol):
+    """What a probe line needs of a positive control (the journal's or a reader's view)."""
+
+    @property
+    def proven(self) -> bool: ...
+    @property
+    def checked_at(self) -> str: ...
+    @property
+    def detail(self) -> str: ...
+
+
 def probe_lines(detail: RunDetail) -> list[str]:
     """Whether each reconcile probe is proven (has found a known effect): only a proven
     probe can prove a submission absent."""
-    return [
-        f"  probe of {c.step_id}: proven {_short_time(c.checked_at)}"
-        if c.proven
-        else f"  probe of {c.step_id}: BLIND (cannot prove absence): {_clip(c.detail, 160)}"
-        for c in detail.probe_controls
-    ]
+    return [probe_line(c.step_id, c) for c in detail.probe_controls]
+
+
+def probe_line(step_id: str, control: ProbeControlFacts | None) -> str:
+    """One probe's state: proven, blind (and what it saw), or never controlled."""
+    if control is None:
+        return f"  probe of {step_id}: never controlled: it cannot prove a submission absent yet"
+    if control.proven:
+        return f"  probe of {step_id}: proven {_short_time(control.checked_at)}"
+    return f"  probe of {step_id}: BLIND (cannot prove absence): {_clip(control.detail, 160)}"
 
 
 def _iteration_line(iteration: IterationView) -> str:
