@@ -65,7 +65,24 @@ _EXAMPLES: dict[str, list[Any]] = {
 
 def recipe_json_schema() -> dict[str, Any]:
     """The recipe format as a JSON Schema (draft 2020-12) an editor can check files with."""
-    generated = Recipe.model_json_schema(by_alias=True)
+    generated = _standard_bounds(Recipe.model_json_schema(by_alias=True))
     for name, examples in _EXAMPLES.items():
         generated["$defs"][name]["examples"] = examples
     return {"$schema": SCHEMA_DRAFT, "$id": SCHEMA_ID, **generated, "examples": [_RECIPE_EXAMPLE]}
+
+
+_BOUNDS = {"ge": "minimum", "le": "maximum", "gt": "exclusiveMinimum", "lt": "exclusiveMaximum"}
+
+
+def _standard_bounds(node: Any) -> Any:
+    """Pydantic writes a bound it cannot place (on an optional number) under its own name
+    (``ge``), which JSON Schema ignores: renamed, the schema refuses what validate refuses."""
+    if isinstance(node, list):
+        return [_standard_bounds(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    numeric = node.get("type") in ("integer", "number")
+    return {
+        (_BOUNDS[key] if numeric and key in _BOUNDS else key): _standard_bounds(value)
+        for key, value in node.items()
+    }
