@@ -59,8 +59,7 @@ from northstar.run.signin import (
     LaneSignIn,
     SignInPlans,
     check_plan,
-    keep_state,
-    remove_held,
+    end_held,
     signed_out,
     state_file,
 )
@@ -312,14 +311,7 @@ class _RunContext:
         """
         if self._kept is not None:
             return
-        identities = [sign_in.identity for sign_in in self._sign_ins.values()]
-        kept = self.request.keep_state
-        chosen = next((i.storage_state for i in identities if i.storage_state), None)
-        try:
-            if kept and chosen:
-                keep_state(chosen, Path(kept))
-        finally:
-            remove_held(identities)
+        end_held([sign_in.identity for sign_in in self._sign_ins.values()], self.request.keep_state)
 
     def plan(self, number: int) -> Plan:
         values = self.request.row_for(number)

@@ -48,6 +48,7 @@ __all__ = [
     "SignInMove",
     "SignInPlans",
     "check_plan",
+    "end_held",
     "held_identity",
     "keep_state",
     "next_move",
@@ -182,6 +183,17 @@ def remove_held(identities: list[RunIdentity]) -> None:
     for identity in identities:
         if identity.held and identity.storage_state:
             Path(identity.storage_state).unlink(missing_ok=True)
+
+
+def end_held(identities: list[RunIdentity], keep_to: str | None) -> None:
+    """A run ended: copy its state to ``--keep-state`` (``keep_to``) if asked, then delete
+    every state its ``setup`` made, even when the copy failed."""
+    chosen = next((i.storage_state for i in identities if i.storage_state), None)
+    try:
+        if keep_to and chosen:
+            keep_state(chosen, Path(keep_to))
+    finally:
+        remove_held(identities)
 
 
 def signed_out(result: IterationResult) -> IterationResult:
