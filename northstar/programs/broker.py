@@ -54,7 +54,14 @@ from northstar.run.failpoints import Failpoint, failpoint_from_environ
 from northstar.run.identity import run_identity
 from northstar.run.repeat import RepeatSummary, repeat_program
 from northstar.run.runner import open_session
-from northstar.run.signin import LaneSignIn, SignInPlans, check_plan, end_held, state_file
+from northstar.run.signin import (
+    LaneSignIn,
+    SignInPlans,
+    check_plan,
+    end_held,
+    signed_out_or,
+    state_file,
+)
 
 __all__ = ["ProgramBroker"]
 
@@ -225,6 +232,7 @@ class ProgramBroker:
             reason=verdict.reason,
             model_calls=report.model_calls if report else None,
         )
+        result = await signed_out_or(result, self._sign_in)  # met the sign-in page instead
         self.journal.finish_iteration(self.run_id, result, secrets=plan.secrets)
         self.results.append(result)
         self.on_result(result)

@@ -60,7 +60,7 @@ from northstar.run.signin import (
     SignInPlans,
     check_plan,
     end_held,
-    signed_out,
+    signed_out_or,
     state_file,
 )
 
@@ -433,11 +433,7 @@ class _RunContext:
 
     async def _signed_out_or(self, result: IterationResult, lane: int) -> IterationResult:
         """A failed iteration whose signed-in state no longer holds was signed out."""
-        sign_in = self.sign_in(lane)
-        failed = result.state in (IterationState.FAILED, IterationState.UNKNOWN)
-        if sign_in is None or not failed or sign_in.identity.storage_state is None:
-            return result
-        return result if await sign_in.holds() else signed_out(result)
+        return await signed_out_or(result, self.sign_in(lane))
 
     def _rest_of(self, plan: Plan) -> Plan | Unresumable:
         """A resumed iteration with a verified submission goes on after it, never before."""

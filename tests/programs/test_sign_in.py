@@ -99,6 +99,24 @@ async def test_a_sign_in_setup_cannot_make_ends_sign_in_failed_with_nothing_sent
     assert not _held(tmp_path)
 
 
+async def test_a_sign_in_page_met_mid_iteration_is_signed_out(
+    host: Any, site: FixtureSite, journal: Journal
+) -> None:
+    def expire_before_the_save(point: str, iteration: int) -> None:
+        if (point, iteration) == ("before_in_flight", 1):
+            site.expire_sessions()  # the save then lands on the sign-in page
+
+    outcome = await _broker(site, journal, 2, host=host, failpoint=expire_before_the_save).run()
+
+    [result] = outcome.results
+    assert result.reason_code == "SIGNED_OUT", result.reason
+    assert "signed the session out during the iteration" in (result.reason or "")
+    assert "submission(s) without a result: submit.members_notes.L" in (result.reason or "")
+    assert result.state.value == "unknown"  # the click was sent: reconcile decides
+    assert outcome.status == "blocked"
+    assert _notes(site) == []
+
+
 async def test_reconcile_signs_in_to_probe_the_listing_and_resume_goes_on(
     host: Any, site: FixtureSite, journal: Journal
 ) -> None:
