@@ -82,7 +82,7 @@ def _declaration(path: Path, declared: dict[str, Any]) -> ProgramDeclaration:
         where = format_path(list(first["loc"]))
         raise RecipeInvalid(
             f"{path}: PROGRAM {where}: {first['msg']}",
-            fix="Correct the declaration; it takes the recipe's params, tabs and checks.",
+            fix="Correct the declaration; it takes the recipe's params, tabs, checks and setup.",
             file=str(path),
         ) from None
 
