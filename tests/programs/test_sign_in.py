@@ -168,6 +168,8 @@ def test_keep_state_then_state_from_the_command_line(site: FixtureSite, tmp_path
     for path in tmp_path.rglob("*"):
         if path.is_file() and path != kept:
             assert token not in path.read_bytes(), path
+        if path.is_file():
+            assert PASSWORD.encode() not in path.read_bytes(), path
 
 
 def test_a_sign_in_that_fails_exits_10_from_the_command_line(
