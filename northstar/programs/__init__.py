@@ -1,7 +1,7 @@
 """The program broker: stored procedures written in Python, run as child processes.
 
 A program file holds a literal ``PROGRAM = {...}`` declaration (name, version, params,
-tabs, outputs, done_when; read with ``ast``, never run: ``declaration``,
+tabs, outputs, done_when, setup, signed_in; read with ``ast``, never run: ``declaration``,
 ``program_file``) and ``async def main(nx)`` written with ``northstar.sdk``. The broker
 (``broker.ProgramBroker``) gives each run an execution id and credential, checks the
 definition before each iteration, starts the program (``child_process``) and carries out

@@ -4,7 +4,10 @@ For each run: an execution id and a credential from the journal (only its hash i
 the file beside the journal lets its owner reconcile or resume). For each iteration, in
 this order: the definition (declaration and local code) and the selected files are
 checked (``DEFINITION_CHANGED`` / ``FILE_CHANGED`` before anything is opened or sent),
-the iteration is started in the journal, a browser context opens each tab role, the
+the run's sign-in is made ready (a declaration's ``setup`` runs once per run, and its
+``signed_in`` checks before each later iteration, by ``northstar.run.signin`` as for a
+recipe: ``SIGN_IN_FAILED`` here has sent nothing), the iteration is started in the
+journal, a fresh browser context made from the run's identity opens each tab role, the
 program runs as a child process whose every call the host carries out, then the
 declaration's ``done_when`` checks run in the browser, the outputs are saved and the
 verdict (``northstar.programs.verdict``) is written. Repeat is not retry: a program is
@@ -16,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, nullcontext
 from dataclasses import replace
 
 import structlog
@@ -47,7 +51,17 @@ from northstar.programs.verdict import IterationEvidence, program_verdict
 from northstar.results import IterationResult, IterationState, StepResult
 from northstar.run.execution import RunOutcome, RunRequest, StopSignal, open_run, run_status
 from northstar.run.failpoints import Failpoint, failpoint_from_environ
+from northstar.run.identity import run_identity
 from northstar.run.repeat import RepeatSummary, repeat_program
+from northstar.run.runner import open_session
+from northstar.run.signin import (
+    LaneSignIn,
+    SignInPlans,
+    check_plan,
+    end_held,
+    signed_out_or,
+    state_file,
+)
 
 __all__ = ["ProgramBroker"]
 
@@ -81,6 +95,9 @@ class ProgramBroker:
         self.run_id, self._credential = "", ""
         self._failpoint = failpoint or failpoint_from_environ()
         self.program_pid: int | None = None  # the current iteration's program process
+        # What every context starts from: --state, else --profile (else the host's own).
+        self.identity = run_identity(request.profile, request.state)
+        self._sign_in: LaneSignIn | None = None  # the declaration's setup, once per run
 
     async def run(self, on_start: Callable[[str], None] = lambda run_id: None) -> RunOutcome:
         """Open the run, do its iterations, record how it ended."""
@@ -95,14 +112,9 @@ class ProgramBroker:
 
     async def continue_run(self, numbers: range | list[int]) -> RunOutcome:
         error: NorthstarError | None = None
+        self._sign_in = self._new_sign_in()
         try:
-            summary = await repeat_program(
-                self.iteration,
-                self.request.repeat,
-                sleep=self.stop.wait,
-                should_stop=lambda: self.stop.requested,
-                numbers=list(numbers),
-            )
+            summary = await self._repeat(numbers)
         except NorthstarError as exc:
             error = exc.with_context(run_id=self.run_id)
             summary = RepeatSummary.of(len(numbers), [r for r in self.results if r.verified])
@@ -117,6 +129,35 @@ class ProgramBroker:
         artifacts = run_artifacts_dir(self.journal.path, self.run_id)
         return RunOutcome(
             self.run_id, self._credential, status, summary, self.results, error, artifacts
+        )
+
+    async def _repeat(self, numbers: range | list[int]) -> RepeatSummary:
+        """The iterations; the signed-in state is a secret that does not outlive them."""
+        try:
+            return await repeat_program(
+                self.iteration,
+                self.request.repeat,
+                sleep=self.stop.wait,
+                should_stop=lambda: self.stop.requested,
+                numbers=list(numbers),
+            )
+        finally:
+            held = [self._sign_in.identity] if self._sign_in else []
+            end_held(held, self.request.keep_state)
+
+    def _new_sign_in(self) -> LaneSignIn | None:
+        """The run's sign-in (programs run one lane), or ``None`` for a declaration without."""
+        request = self.request
+        plans = SignInPlans.of(request.compiled, request.row_for(1), request.base_url)
+        if plans is None:
+            return None
+        held_at = state_file(run_artifacts_dir(self.journal.path, self.run_id), lane=1)
+        return LaneSignIn(
+            self.host,
+            plans,
+            held_at,
+            self.identity,
+            on_event=lambda name, fields: self.journal.event(self.run_id, name, lane=1, **fields),
         )
 
     # One iteration
@@ -152,6 +193,20 @@ class ProgramBroker:
     async def iteration(self, number: int) -> IterationResult:
         plan = self._plan(number)
         self._check_binding(plan)
+        async with AsyncExitStack() as stack:
+            signed_in = None
+            if self._sign_in is not None:
+                # Signed in before the iteration starts: SIGN_IN_FAILED here sent nothing.
+                check = check_plan(
+                    self.request.compiled, self.request.row_for(number), self.request.base_url
+                )
+                checked = self._sign_in.checked_session(plan, check)
+                signed_in = await stack.enter_async_context(checked)
+            return await self._recorded(plan, signed_in)
+
+    async def _recorded(self, plan: Plan, signed_in: BrowserSession | None) -> IterationResult:
+        """The iteration in the journal, from start to verdict; ``signed_in``: its context."""
+        number = plan.iteration
         self.journal.start_iteration(
             self.run_id, number, params_fingerprint=plan.params_fingerprint, row=plan.row_values
         )
@@ -160,7 +215,7 @@ class ProgramBroker:
         report: ProgramReport | None = None
         steps: tuple[StepResult, ...] = ()
         try:
-            evidence, report, steps = await self._in_browser(plan)
+            evidence, report, steps = await self._in_browser(plan, signed_in)
         except NorthstarError as exc:  # a tab role could not be opened, or a check could not run
             open_ones = len(self.journal.open_submissions(self.run_id, number))
             evidence = IterationEvidence(
@@ -177,6 +232,7 @@ class ProgramBroker:
             reason=verdict.reason,
             model_calls=report.model_calls if report else None,
         )
+        result = await signed_out_or(result, self._sign_in)  # met the sign-in page instead
         self.journal.finish_iteration(self.run_id, result, secrets=plan.secrets)
         self.results.append(result)
         self.on_result(result)
@@ -184,11 +240,12 @@ class ProgramBroker:
         return result
 
     async def _in_browser(
-        self, plan: Plan
+        self, plan: Plan, signed_in: BrowserSession | None
     ) -> tuple[IterationEvidence, ProgramReport, tuple[StepResult, ...]]:
-        async with self.host.session(plan) as browser:
-            for tab in plan.tabs.values():
-                await browser.open_tab(tab, timeout_ms=self.settings.open_timeout_ms)
+        async with self._context(plan, signed_in) as browser:
+            for role, tab in plan.tabs.items():
+                if not browser.has_tab(role):  # the sign-in check opened it at its start
+                    await browser.open_tab(tab, timeout_ms=self.settings.open_timeout_ms)
             session = self._session(plan, browser)
             calls = IterationCalls(
                 session,
@@ -201,6 +258,14 @@ class ProgramBroker:
             failed = await self._done_when(plan, session) if ended.code == 0 else ()
         evidence = self._evidence(plan, ended, calls, failed, session.unverified)
         return evidence, calls.report, tuple(session.finished)
+
+    def _context(
+        self, plan: Plan, signed_in: BrowserSession | None
+    ) -> AbstractAsyncContextManager[BrowserSession]:
+        """The iteration's fresh context: the checked, signed-in one, else one made now."""
+        if signed_in is not None:
+            return nullcontext(signed_in)
+        return open_session(self.host, plan, self.identity.storage_state)
 
     def _session(self, plan: Plan, browser: BrowserSession) -> ProgramSession:
         """The agent path's session core on this iteration's context, its steps kept."""

@@ -1,8 +1,10 @@
 """A program's declaration: what the host knows before the program's code runs.
 
-``PROGRAM = {"name", "version", "params", "tabs", "outputs", "done_when"}`` uses the
-recipe's own parameter, tab role and check types, so a program binds its parameters, its
-tab roles' origins and its completion checks exactly as a recipe does. Seen by the run
+``PROGRAM = {"name", "version", "params", "tabs", "outputs", "done_when", "setup",
+"signed_in"}`` uses the recipe's own parameter, tab role, step and check types, so a
+program binds its parameters, its tab roles' origins, its completion checks and its
+sign-in (``setup`` steps proven by ``signed_in`` checks, run once per run by
+``northstar.run.signin``) exactly as a recipe does. Seen by the run
 engine, a program is a recipe whose one step is the program itself: ``load_program``
 returns that ``CompiledRecipe``, bound to the program's definition hash (declaration and
 local code).
@@ -43,6 +45,9 @@ class ProgramDeclaration(BaseModel):
     tabs: dict[str, TabRole] = Field(min_length=1)
     outputs: list[str] = Field(default_factory=list)
     done_when: list[Check] = Field(default_factory=list)
+    # Signed in once per run before the first iteration, as a recipe's (``run.signin``).
+    setup: list[Step] = Field(default_factory=list)
+    signed_in: list[Check] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _tabs_open_at_start(self) -> ProgramDeclaration:
@@ -64,6 +69,8 @@ class ProgramDeclaration(BaseModel):
             tabs=self.tabs,
             steps=[step],
             done_when=self.done_when,
+            setup=self.setup,
+            signed_in=self.signed_in,
         )
 
 
@@ -75,7 +82,7 @@ def _declaration(path: Path, declared: dict[str, Any]) -> ProgramDeclaration:
         where = format_path(list(first["loc"]))
         raise RecipeInvalid(
             f"{path}: PROGRAM {where}: {first['msg']}",
-            fix="Correct the declaration; it takes the recipe's params, tabs and checks.",
+            fix="Correct the declaration; it takes the recipe's params, tabs, checks and setup.",
             file=str(path),
         ) from None
 

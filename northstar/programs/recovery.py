@@ -3,8 +3,10 @@
 A program's submission may declare read-only reconcile probes (``reconcile=[{"goto":
 ...}, {"check": {...}}]``, the recipe's ``ReconcileProbe``); the host journals them as an
 event before the submission can be in flight. ``reconcile_program`` runs each open
-submission's probes in a fresh context and settles it exactly as a recipe's (found:
-verified; absent once its settle period passed: failed; otherwise left open). An
+submission's probes in a fresh context made from the run's identity (signed in again by
+the declaration's ``setup`` first, when it has one) and settles it exactly as a
+recipe's (found: verified; absent once its settle period passed: failed; otherwise left
+open). An
 iteration whose submissions are all settled ends ``stopped``: ``resume_program`` runs its
 program again from the start, and each submission already verified is answered from the
 record instead of being sent (``IterationCalls._settled_earlier``). Repeat is not retry:
@@ -13,12 +15,14 @@ nothing here starts a program on its own.
 
 from __future__ import annotations
 
+from contextlib import AbstractAsyncContextManager
 from dataclasses import replace
 from typing import Any
 
 from northstar.browser import BrowserHost
 from northstar.errors import UsageInvalid
 from northstar.journal import Journal
+from northstar.journal.paths import run_artifacts_dir
 from northstar.journal.store import SubmissionRecord
 from northstar.plan.compiler import bind
 from northstar.plan.model import BoundStep, Plan
@@ -29,7 +33,7 @@ from northstar.readers.queries import get_run
 from northstar.recipe.model import Check, ReconcileProbe, RetryPolicy, Step
 from northstar.results import IterationState
 from northstar.run.execution import RunOutcome, RunRequest
-from northstar.run.identity import run_identity
+from northstar.run.identity import RunIdentity, run_identity
 from northstar.run.reconcile import (
     IterationVerdict,
     SubmissionCheck,
@@ -48,6 +52,7 @@ from northstar.run.recovery import (
     remaining_iterations,
 )
 from northstar.run.runner import ProgramRunner
+from northstar.run.signin import held_identity, state_file
 
 __all__ = ["reconcile_program", "resume_program"]
 
@@ -158,18 +163,28 @@ async def reconcile_program(
     refuse_if_live(record)
     check_same_run(record, request)
     probes = _recorded_probes(journal, run_id)
-    # Probes look in the run's own signed-in state, and can send nothing.
-    host = host.read_only(
-        run_identity(request.profile, recorded_profile=record.profile).storage_state
-    )
     decisions = []
-    for number, (state, _) in sorted(journal.iteration_states(run_id).items()):
-        if state in _OPEN_STATES:
-            decisions.append(
-                await _reconcile_iteration(request, run_id, number, probes, host, journal)
-            )
+    async with _signed_in(request, record.profile, host, journal, run_id) as identity:
+        # Probes look in the run's own signed-in state, and can send nothing.
+        probing = host.read_only(identity.storage_state)
+        for number, (state, _) in sorted(journal.iteration_states(run_id).items()):
+            if state in _OPEN_STATES:
+                decisions.append(
+                    await _reconcile_iteration(request, run_id, number, probes, probing, journal)
+                )
     journal.finish_run(run_id, _status_after(journal, run_id))
     return decisions
+
+
+def _signed_in(
+    request: RunRequest, recorded_profile: str, host: BrowserHost, journal: Journal, run_id: str
+) -> AbstractAsyncContextManager[RunIdentity]:
+    """The run's identity (its saved state or recorded profile), signed in again by the
+    declaration's ``setup`` when it has one: the run's own held state was removed."""
+    start = run_identity(request.profile, request.state, recorded_profile=recorded_profile)
+    held_at = state_file(run_artifacts_dir(journal.path, run_id), lane=0)
+    values = request.row_for(1)
+    return held_identity(host, request.compiled, values, request.base_url, held_at, start)
 
 
 async def resume_program(

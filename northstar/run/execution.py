@@ -59,9 +59,8 @@ from northstar.run.signin import (
     LaneSignIn,
     SignInPlans,
     check_plan,
-    keep_state,
-    remove_held,
-    signed_out,
+    end_held,
+    signed_out_or,
     state_file,
 )
 
@@ -312,14 +311,7 @@ class _RunContext:
         """
         if self._kept is not None:
             return
-        identities = [sign_in.identity for sign_in in self._sign_ins.values()]
-        kept = self.request.keep_state
-        chosen = next((i.storage_state for i in identities if i.storage_state), None)
-        try:
-            if kept and chosen:
-                keep_state(chosen, Path(kept))
-        finally:
-            remove_held(identities)
+        end_held([sign_in.identity for sign_in in self._sign_ins.values()], self.request.keep_state)
 
     def plan(self, number: int) -> Plan:
         values = self.request.row_for(number)
@@ -441,11 +433,7 @@ class _RunContext:
 
     async def _signed_out_or(self, result: IterationResult, lane: int) -> IterationResult:
         """A failed iteration whose signed-in state no longer holds was signed out."""
-        sign_in = self.sign_in(lane)
-        failed = result.state in (IterationState.FAILED, IterationState.UNKNOWN)
-        if sign_in is None or not failed or sign_in.identity.storage_state is None:
-            return result
-        return result if await sign_in.holds() else signed_out(result)
+        return await signed_out_or(result, self.sign_in(lane))
 
     def _rest_of(self, plan: Plan) -> Plan | Unresumable:
         """A resumed iteration with a verified submission goes on after it, never before."""

@@ -48,6 +48,7 @@ __all__ = [
     "SignInMove",
     "SignInPlans",
     "check_plan",
+    "end_held",
     "held_identity",
     "keep_state",
     "next_move",
@@ -56,6 +57,7 @@ __all__ = [
     "setup_plan",
     "sign_in_part",
     "signed_out",
+    "signed_out_or",
     "state_file",
     "write_state",
 ]
@@ -184,6 +186,17 @@ def remove_held(identities: list[RunIdentity]) -> None:
             Path(identity.storage_state).unlink(missing_ok=True)
 
 
+def end_held(identities: list[RunIdentity], keep_to: str | None) -> None:
+    """A run ended: copy its state to ``--keep-state`` (``keep_to``) if asked, then delete
+    every state its ``setup`` made, even when the copy failed."""
+    chosen = next((i.storage_state for i in identities if i.storage_state), None)
+    try:
+        if keep_to and chosen:
+            keep_state(chosen, Path(keep_to))
+    finally:
+        remove_held(identities)
+
+
 def signed_out(result: IterationResult) -> IterationResult:
     """An iteration that failed while the state no longer held: the site signed it out.
 
@@ -191,12 +204,16 @@ def signed_out(result: IterationResult) -> IterationResult:
     (``TARGET_MISSING``, ``EXPECTATION_FAILED``) would send a person to the recipe.
     """
     was = result.reason_code or "a failed step"
-    return dataclasses.replace(
-        result,
-        reason_code=SignedOut.code,
-        reason=f"the site signed the session out during step {result.failing_step!r} "
-        f"(the step failed with {was}; the `signed_in` checks no longer hold)",
+    reason = (
+        f"the site signed the session out during step {result.failing_step!r} "
+        f"(the step failed with {was}; the `signed_in` checks no longer hold)"
     )
+    if result.failing_step is None:  # a program's: its reason names the open submissions
+        reason = (
+            "the site signed the session out during the iteration (the `signed_in` checks "
+            f"no longer hold); it failed with {was}: {result.reason}"
+        )
+    return dataclasses.replace(result, reason_code=SignedOut.code, reason=reason)
 
 
 class LaneSignIn:
@@ -335,6 +352,14 @@ class LaneSignIn:
         else:
             why = "the `signed_in` checks do not hold"
         return SignInFailed(why + "; no iteration was started")
+
+
+async def signed_out_or(result: IterationResult, sign_in: LaneSignIn | None) -> IterationResult:
+    """``result``, or ``signed_out(result)`` when it failed and the state no longer holds."""
+    failed = result.state in (IterationState.FAILED, IterationState.UNKNOWN)
+    if sign_in is None or not failed or sign_in.identity.storage_state is None:
+        return result
+    return result if await sign_in.holds() else signed_out(result)
 
 
 class KeptSignIns:

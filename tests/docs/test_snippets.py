@@ -87,8 +87,14 @@ def project(tmp_path: Path, *sources: Block) -> Path:
     return tmp_path
 
 
-def northstar_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return run([sys.executable, "-m", "northstar", *args], cwd)
+def northstar_cli(
+    *args: str, cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return run([sys.executable, "-m", "northstar", *args], cwd, env)
+
+
+# The fixture site's password, given as the pages tell a user to give a secret.
+PAGES_SECRETS = {"NORTHSTAR_SECRET_PASSWORD": "demo-password"}
 
 
 # ---------------------------------------------------------------------------- YAML
@@ -171,7 +177,9 @@ def test_a_program_validates_and_verifies_an_iteration(
     assert block.title is not None
     validated = northstar_cli("validate", block.title, cwd=folder)
     assert validated.returncode == 0, validated.stderr
-    ran = northstar_cli("run", block.title, "--base-url", site.base_url, "--json", cwd=folder)
+    ran = northstar_cli(
+        "run", block.title, "--base-url", site.base_url, "--json", cwd=folder, env=PAGES_SECRETS
+    )
     assert ran.returncode == 0, f"{ran.stdout}\n{ran.stderr}"
     assert json.loads(ran.stdout)["verified"] == 1
 

@@ -60,3 +60,34 @@ def test_the_definition_covers_the_local_modules_the_program_imports(tmp_path: P
     before = definition_digest(path, read_program_source(path))
     inner.write_text("X = 2\n")
     assert definition_digest(path, read_program_source(path)) != before
+
+
+SIGN_IN = (
+    '"setup": [{"id": "go", "tab": "site", "click": {"target": {"text": "Sign in"}}%s}], '
+    '"signed_in": [{"tab": "%s", "visible": {"text": "Log out"}}]'
+)
+
+
+def _with_sign_in(submit: str = "", tab: str = "site") -> str:
+    declared = DECLARED.replace("}}}", "}}, " + SIGN_IN % (submit, tab) + "}")
+    return declared + "async def main(nx): ...\n"
+
+
+def test_setup_and_signed_in_are_carried_into_the_compiled_recipe(tmp_path: Path) -> None:
+    declaration, compiled = load_program(_write(tmp_path, "flow.py", _with_sign_in()))
+    assert [step.id for step in compiled.recipe.setup] == ["go"]
+    assert compiled.recipe.signed_in == declaration.signed_in
+
+
+@pytest.mark.parametrize(
+    ("submit", "tab", "words"),
+    [
+        (', "effect": "submit", "expect": [{"url": "**"}]', "site", "cannot be a submission"),
+        ("", "elsewhere", "elsewhere"),
+    ],
+)
+def test_the_recipe_rules_for_setup_hold_for_a_program(
+    tmp_path: Path, submit: str, tab: str, words: str
+) -> None:
+    with pytest.raises(RecipeInvalid, match=words):
+        load_program(_write(tmp_path, "flow.py", _with_sign_in(submit, tab)))
