@@ -238,7 +238,11 @@ def scrub_secrets(value: Any, secrets: Mapping[str, str]) -> Any:
     (``northstar.redaction`` knows them all) becomes the plain marker, never restored.
     """
     pairs = [
-        (enc(v), enc(secret_marker(n))) for n, v in _longest_first(secrets) for enc in _ENCODINGS
+        (enc(v), enc(secret_marker(n)))
+        for n, v in _longest_first(secrets)
+        for enc in _ENCODINGS
+        # An encoding that leaves the value as it is would encode a raw one's marker.
+        if enc(v) != v or enc(secret_marker(n)) == secret_marker(n)
     ]
     others = [(secret_matcher([v]), secret_marker(n)) for n, v in _longest_first(secrets)]
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import click
 
-from northstar.cases.manifest import RegressionCase
+from northstar.cases.manifest import RegressionCase, secret_marker
 from northstar.cli._inputs import browser_options, parse_param_pairs
 from northstar.cli._options import configured_option
 from northstar.cli._output import EXIT_CODES, expected_errors, print_result
@@ -70,7 +70,7 @@ def record(**options: Any) -> None:
 
 
 def _recorded_line(case: RegressionCase, folder: Path) -> str:
-    secrets = ", ".join(case.secret_params)
+    secrets = ", ".join(n for n, v in case.params.items() if v == secret_marker(n))
     return (
         f"recorded case {case.name!r} in {folder}"
         + (f" (secret parameters not kept: {secrets})" if secrets else "")

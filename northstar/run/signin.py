@@ -58,6 +58,7 @@ __all__ = [
     "sign_in_part",
     "signed_out",
     "state_file",
+    "without_sign_in",
     "write_state",
 ]
 
@@ -130,6 +131,13 @@ def _names_in(value: Any) -> set[str]:
         return template_names(value) if isinstance(value, str) else set()
     except TemplateError:
         return set()
+
+
+def without_sign_in(compiled: CompiledRecipe) -> CompiledRecipe:
+    """The recipe with no ``setup`` or ``signed_in``, for replaying a case recorded signed
+    in: its recording holds no sign-in, and answers every request whatever cookie is sent."""
+    recipe = compiled.recipe.model_copy(update={"setup": [], "signed_in": []})
+    return dataclasses.replace(compiled, recipe=recipe)
 
 
 def _names(text: str | None) -> set[str]:
