@@ -8,8 +8,11 @@ fresh browser of its own.
 ``record_case`` runs one iteration with Playwright's HAR recorder on and a DOM snapshot
 after each step, and writes the case only if the iteration verified: into a hidden
 sibling folder first, renamed into place at the end, so a failed recording never leaves
-half a case. ``replay_case`` answers every request from the recording (what it lacks is
-aborted and named) and compares the outputs with the recorded ones.
+half a case. A recipe with ``setup`` signs in first through the run's own sign-in
+(``northstar.run.signin.held_identity``), in a context that is not recorded; the state
+it leaves seeds the recorded context and is deleted after, its values scrubbed from the
+case (``manifest``). ``replay_case`` answers every request from the recording (what it
+lacks is aborted and named) and compares the outputs with the recorded ones.
 """
 
 from __future__ import annotations
