@@ -19,6 +19,13 @@ the HAR, a page) it is replaced by the marker ``<secret:NAME>``, also in its URL
 HTML-encoded forms; a replay takes the value from ``-p NAME=...`` or the environment
 (``NORTHSTAR_SECRET_NAME``) and puts it back into a private copy of the HAR, so the
 replayed form body matches the recorded one.
+
+A case recorded signed in (the recipe's ``setup``, ``--state`` or ``--profile``; the
+manifest's ``signed_in`` says which) holds no sign-in: ``setup`` ran in a context of its
+own that was not recorded, and every value of the state the recorded context started
+from (its cookies, its local storage) is replaced by a ``<secret:signed-in-...>`` marker,
+never put back. A replay needs none of it: the recording answers each request by URL,
+method and body, whatever cookie the replayed page sends.
 """
 
 from __future__ import annotations
@@ -57,6 +64,7 @@ __all__ = [
     "scrub_secrets",
     "secret_env_var",
     "secret_marker",
+    "signed_in_values",
     "snapshot_file_name",
 ]
 
@@ -65,6 +73,9 @@ HAR_FILE = "recording.har"
 CASE_KIND = "northstar-regression-case"
 CASE_FORMAT = 1
 _ROOT_MARKERS = ("pyproject.toml", "setup.cfg", ".git")
+# Shorter state values (a "1", a theme) are no credential, and replacing them everywhere
+# in a recording would change the pages it replays.
+_MIN_STATE_VALUE = 8
 
 
 @dataclass(frozen=True)
@@ -82,6 +93,9 @@ class RegressionCase:
     recorded_at: str
     har: str = HAR_FILE
     snapshots: dict[str, str] = field(default_factory=dict)  # step id -> HTML file
+    # What the recorded iteration started signed in from: "setup" (the recipe's, run in a
+    # context that was not recorded), "state" (--state), "profile" (--profile), or None.
+    signed_in: str | None = None
 
     def to_json(self) -> str:
         body = {"kind": CASE_KIND, "format": CASE_FORMAT, **asdict(self)}
@@ -224,7 +238,11 @@ def scrub_secrets(value: Any, secrets: Mapping[str, str]) -> Any:
     (``northstar.redaction`` knows them all) becomes the plain marker, never restored.
     """
     pairs = [
-        (enc(v), enc(secret_marker(n))) for n, v in _longest_first(secrets) for enc in _ENCODINGS
+        (enc(v), enc(secret_marker(n)))
+        for n, v in _longest_first(secrets)
+        for enc in _ENCODINGS
+        # An encoding that leaves the value as it is would encode a raw one's marker.
+        if enc(v) != v or enc(secret_marker(n)) == secret_marker(n)
     ]
     others = [(secret_matcher([v]), secret_marker(n)) for n, v in _longest_first(secrets)]
 
@@ -260,6 +278,26 @@ def leaked_secrets(texts: Iterable[str], secrets: Mapping[str, str]) -> list[str
             if value and contains_secret(text, [value]):
                 found.add(name)
     return sorted(found)
+
+
+def signed_in_values(state: Mapping[str, Any]) -> dict[str, str]:
+    """A storage state's cookie and local-storage values, named for their markers.
+
+    They are scrubbed from a case like secrets (and never restored): the state holds a
+    live session, and a case is a file to share.
+    """
+    found: dict[str, str] = {}
+    items = [("cookie", c) for c in state.get("cookies", [])] + [
+        ("storage", item)
+        for origin in state.get("origins", [])
+        for item in origin.get("localStorage", [])
+    ]
+    for kind, item in items:
+        value = str(item.get("value", ""))
+        if len(value) >= _MIN_STATE_VALUE:
+            name = f"signed-in-{kind}-{item.get('name', '')}"
+            found[name if name not in found else f"{name}-{len(found)}"] = value
+    return found
 
 
 def _longest_first(secrets: Mapping[str, str]) -> list[tuple[str, str]]:

@@ -8,8 +8,11 @@ fresh browser of its own.
 ``record_case`` runs one iteration with Playwright's HAR recorder on and a DOM snapshot
 after each step, and writes the case only if the iteration verified: into a hidden
 sibling folder first, renamed into place at the end, so a failed recording never leaves
-half a case. ``replay_case`` answers every request from the recording (what it lacks is
-aborted and named) and compares the outputs with the recorded ones.
+half a case. A recipe with ``setup`` signs in first through the run's own sign-in
+(``northstar.run.signin.held_identity``), in a context that is not recorded; the state
+it leaves seeds the recorded context and is deleted after, its values scrubbed from the
+case (``manifest``). ``replay_case`` answers every request from the recording (what it
+lacks is aborted and named) and compares the outputs with the recorded ones.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from northstar.cases.manifest import (
     replay_params,
     restore_secrets,
     scrub_secrets,
+    signed_in_values,
     snapshot_file_name,
 )
 from northstar.cases.results import CaseReplay
@@ -47,7 +51,9 @@ from northstar.plan.compiler import CompiledRecipe, bind
 from northstar.plan.model import Plan
 from northstar.recipe.params import coerce_params
 from northstar.results import IterationResult
+from northstar.run.identity import RunIdentity, run_identity
 from northstar.run.runner import ProgramRunner
+from northstar.run.signin import held_identity, setup_only_params, state_file
 
 if TYPE_CHECKING:
     from browser_adapters import PlaywrightHost
@@ -74,25 +80,28 @@ async def record_case(
     browser: BrowserSettings | None = None,
     overwrite: bool = False,
     shared: PlaywrightHost | None = None,
+    state: str | None = None,
 ) -> RecordOutcome:
     """Run ``recipe_path`` once, live, and save what happened as a case in ``to``.
 
-    ``shared`` is a started host whose browser the recording borrows (tests do).
+    A recipe with ``setup`` signs in first, as a run does (``held_identity``), in a
+    context that is not recorded; ``state`` (a saved sign-in, ``--state``) is used
+    instead while its ``signed_in`` checks hold. ``shared`` is a started host whose
+    browser the recording borrows (tests do).
     """
     compiled = load_compiled(recipe_path)
     values = coerce_params(compiled.recipe.params, params, recipe_dir=recipe_path.parent)
     plan = bind(compiled, values, base_url=base_url)
     staging = _staging_folder(to, overwrite=overwrite)
     try:
-        options = _options(
-            browser or BrowserSettings(), record_har=str(staging / HAR_FILE), pause=None
-        )
-        result, snapshots = await _record_iteration(plan, staging, options, shared)
-        if not result.verified:
-            return RecordOutcome(result, None, to)
-        case = _write_case(compiled, plan, recipe_path, base_url, result, snapshots, staging, to)
+        settings = _options(browser or BrowserSettings(), record_har=None, pause=None)
+        sign_in = _SignIn.of(compiled, values, base_url, state=state, settings=settings)
+        recorded = await _record_iteration(plan, staging, settings, shared, sign_in)
+        if not recorded.result.verified:
+            return RecordOutcome(recorded.result, None, to)
+        case = _write_case(compiled, plan, recipe_path, base_url, recorded, staging, to)
         _move_into_place(staging, to)
-        return RecordOutcome(result, case, to)
+        return RecordOutcome(recorded.result, case, to)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
 
@@ -113,20 +122,85 @@ def _move_into_place(staging: Path, to: Path) -> None:
     staging.rename(to)
 
 
+@dataclass(frozen=True)
+class _Recorded:
+    """The recorded iteration, its snapshots, and the sign-in it started from."""
+
+    result: IterationResult
+    snapshots: dict[str, str]
+    signed_in: str | None  # the manifest's word for it (see ``RegressionCase``)
+    state_values: dict[str, str]  # the started-from state's values: scrubbed, never kept
+
+
+@dataclass(frozen=True)
+class _SignIn:
+    """How a recording signs in: as a run does, from the given state or by ``setup``."""
+
+    compiled: CompiledRecipe
+    values: Mapping[str, Any]
+    base_url: str | None
+    start: RunIdentity
+    given: str | None  # "state" (--state), "profile" (--profile) or None
+
+    @classmethod
+    def of(
+        cls,
+        compiled: CompiledRecipe,
+        values: Mapping[str, Any],
+        base_url: str | None,
+        *,
+        state: str | None,
+        settings: BrowserSettings,
+    ) -> _SignIn:
+        profile = settings.storage_state
+        given = "state" if state else "profile" if profile else None
+        return cls(compiled, values, base_url, run_identity(profile, state), given)
+
+    @asynccontextmanager
+    async def held(self, host: PlaywrightHost) -> AsyncIterator[RunIdentity]:
+        """The run's own sign-in (``held_identity``), its state in a private folder that
+        is deleted after: the state holds a live session and never reaches the case."""
+        with tempfile.TemporaryDirectory(prefix="northstar-record-") as private:  # mode 0700
+            held_at = state_file(Path(private), lane=1)
+            async with held_identity(
+                host, self.compiled, self.values, self.base_url, held_at, self.start
+            ) as identity:
+                yield identity
+
+    def word(self, identity: RunIdentity) -> str | None:
+        """The manifest's ``signed_in``: what the recorded iteration started from."""
+        return "setup" if identity.held else self.given
+
+
 async def _record_iteration(
-    plan: Plan, folder: Path, options: BrowserSettings, shared: PlaywrightHost | None
-) -> tuple[IterationResult, dict[str, str]]:
+    plan: Plan,
+    folder: Path,
+    settings: BrowserSettings,
+    shared: PlaywrightHost | None,
+    sign_in: _SignIn,
+) -> _Recorded:
+    """Sign in (unrecorded) when the recipe asks, then record one iteration from that state."""
     from browser_adapters.dom_snapshots import DomSnapshots
 
     snapshots = DomSnapshots(folder, snapshot_file_name)
     token = secret_values.set(plan.secrets)
     try:
-        async with _started(options, shared) as host:
-            hooks = _chain(host.iteration_hooks(folder), snapshots)
-            result = await ProgramRunner(host, hooks=hooks).run_iteration(plan)
+        async with _started(settings, shared) as host, sign_in.held(host) as identity:
+            # The sign-in's contexts were the host's; only this one writes the HAR.
+            recording = host.sharing_browser(replace(settings, record_har=str(folder / HAR_FILE)))
+            hooks = _chain(recording.iteration_hooks(folder), snapshots)
+            runner = ProgramRunner(recording, hooks=hooks)
+            result = await runner.run_iteration(plan, storage_state=identity.storage_state)
+            values = _state_values(identity.storage_state)
     finally:
         secret_values.reset(token)
-    return result, snapshots.saved
+    return _Recorded(result, snapshots.saved, sign_in.word(identity), values)
+
+
+def _state_values(storage_state: str | None) -> dict[str, str]:
+    if storage_state is None:
+        return {}
+    return signed_in_values(json.loads(Path(storage_state).read_text(encoding="utf-8")))
 
 
 def _write_case(
@@ -134,8 +208,7 @@ def _write_case(
     plan: Plan,
     recipe_path: Path,
     base_url: str | None,
-    result: IterationResult,
-    snapshots: dict[str, str],
+    recorded: _Recorded,
     folder: Path,
     to: Path,
 ) -> RegressionCase:
@@ -143,28 +216,32 @@ def _write_case(
     specs = compiled.recipe.params
     secrets = {n: str(plan.param_values[n]) for n, p in specs.items() if p.secret}
     secrets = {name: value for name, value in secrets.items() if value}
-    _scrub_file(folder / HAR_FILE, secrets, as_json=True)
-    for name in snapshots.values():
-        _scrub_file(folder / name, secrets, as_json=False)
+    hidden = {**recorded.state_values, **secrets}  # a parameter's marker wins a clash
+    _scrub_file(folder / HAR_FILE, hidden, as_json=True)
+    for name in recorded.snapshots.values():
+        _scrub_file(folder / name, hidden, as_json=False)
+    # A secret only ``setup`` used (a password) is not the replay's to ask for.
+    replayed = sorted(set(secrets) - setup_only_params(compiled))
     root = project_root(to.parent)
     case = RegressionCase(
         name=to.name,
         recipe=_relative(recipe_path, root),
         base_url=base_url,
         params=recorded_params(specs, plan.param_values, root),
-        secret_params=tuple(sorted(secrets)),
-        outputs=dict(result.outputs),
+        secret_params=tuple(replayed),
+        outputs=dict(recorded.result.outputs),
         definition_hash=plan.definition_hash,
         northstar_version=_version(),
         recorded_at=datetime.now(UTC).isoformat(timespec="seconds"),
-        snapshots=dict(snapshots),
+        snapshots=dict(recorded.snapshots),
+        signed_in=recorded.signed_in,
     )
     (folder / "case.json").write_text(case.to_json(), encoding="utf-8")
-    leaked = leaked_secrets((p.read_text(errors="replace") for p in folder.iterdir()), secrets)
+    leaked = leaked_secrets((p.read_text(errors="replace") for p in folder.iterdir()), hidden)
     if leaked:  # the last guard: a case with a secret in it is never left behind
         raise UsageInvalid(
-            f"the recording still holds the value of secret parameter(s) {', '.join(leaked)}",
-            fix="The site echoes the secret in a form Northstar cannot scrub; do not record it.",
+            f"the recording still holds the value of {', '.join(leaked)}",
+            fix="The site echoes it in a form Northstar cannot scrub; do not record it.",
         )
     return case
 

@@ -113,6 +113,7 @@ def replay_inputs(options: dict[str, Any]) -> Iterator[dict[str, Any]]:
             "params": tuple(f"{k}={v}" for k, v in raw.items() if v is not None),
             "base_url": case.base_url,
             "replay_har": str(har),
+            "replay_signed_in": case.signed_in is not None,
         }
 
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from contextlib import suppress
+from pathlib import Path
 from typing import Any
 
 import click
@@ -39,6 +40,7 @@ from northstar.recipe.params import row_values
 from northstar.results import IterationResult
 from northstar.run.execution import RunOutcome, RunRequest, StopSignal
 from northstar.run.repeat import ON_FAILURE
+from northstar.run.signin import without_sign_in
 
 __all__ = ["browser_settings", "run", "run_with_signals", "validate"]
 
@@ -151,9 +153,7 @@ def run(**options: Any) -> None:
         program = is_program(options["recipe"])
         if program:
             refuse_unsupported(options)
-        request = (
-            build_request(options, load=program_compiled) if program else build_request(options)
-        )
+        request = build_request(options, load=program_compiled if program else _loader(options))
         check_ci_targets(options)
         check_break_at(options, (step.id for step in request.compiled.recipe.steps))
         if options.get("queue"):  # many workers: the distributed front end takes it from here
@@ -193,6 +193,13 @@ def run(**options: Any) -> None:
         journal = resolve_journal(options["journal"])
         write_ci_results(journal, outcome.run_id, options, planned_rows(request))
         sys.exit(report_ending(outcome, journal, as_json=options["as_json"], echo=click.echo))
+
+
+def _loader(options: Mapping[str, Any]) -> Callable[[Path], CompiledRecipe]:
+    """How RECIPE is read: a case recorded signed in replays without signing in again."""
+    if options.get("replay_signed_in"):
+        return lambda path: without_sign_in(load_compiled(path))
+    return load_compiled
 
 
 def planned_rows(request: RunRequest) -> Callable[[int], dict[str, str] | None]:

@@ -37,7 +37,7 @@ from northstar.logs import secret_values
 from northstar.plan.compiler import CompiledRecipe, bind
 from northstar.plan.model import Plan
 from northstar.recipe.model import Check, Step
-from northstar.recipe.templates import template_names
+from northstar.recipe.templates import TemplateError, template_names
 from northstar.results import IterationResult, IterationState
 from northstar.run.identity import RunIdentity
 from northstar.run.runner import ProgramRunner, open_session
@@ -54,11 +54,13 @@ __all__ = [
     "next_move",
     "remove_held",
     "save_sign_in",
+    "setup_only_params",
     "setup_plan",
     "sign_in_part",
     "signed_out",
     "signed_out_or",
     "state_file",
+    "without_sign_in",
     "write_state",
 ]
 
@@ -110,6 +112,34 @@ def sign_in_part(compiled: CompiledRecipe) -> CompiledRecipe:
         "done_when": [],
     }
     return dataclasses.replace(compiled, recipe=recipe.model_copy(update=update), step_lines=())
+
+
+def setup_only_params(compiled: CompiledRecipe) -> frozenset[str]:
+    """The parameters only ``setup`` and ``signed_in`` use (a password): an iteration,
+    started from a signed-in state, never needs them; a recorded case replays without."""
+    recipe = compiled.recipe
+    signing_in = [s.model_dump(mode="json") for s in [*recipe.setup, *recipe.signed_in]]
+    rest = recipe.model_dump(mode="json", exclude={"setup", "signed_in", "params"})
+    return frozenset(_names_in(signing_in) - _names_in(rest))
+
+
+def _names_in(value: Any) -> set[str]:
+    """The template names in dumped recipe data (a regex or a prose field is no template)."""
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, list):
+        return set().union(*(_names_in(item) for item in value))
+    try:
+        return template_names(value) if isinstance(value, str) else set()
+    except TemplateError:
+        return set()
+
+
+def without_sign_in(compiled: CompiledRecipe) -> CompiledRecipe:
+    """The recipe with no ``setup`` or ``signed_in``, for replaying a case recorded signed
+    in: its recording holds no sign-in, and answers every request whatever cookie is sent."""
+    recipe = compiled.recipe.model_copy(update={"setup": [], "signed_in": []})
+    return dataclasses.replace(compiled, recipe=recipe)
 
 
 def _names(text: str | None) -> set[str]:

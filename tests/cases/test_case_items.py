@@ -68,7 +68,7 @@ def test_recorded_cases_are_collected_as_items(project: Path) -> None:
     assert "cases/ok/case.json::ok" in found.stdout
     repo = pytest_in(REPO, "--collect-only", "-q", "fixtures/cases")
     assert repo.returncode == 0, repo.stdout + repo.stderr
-    for name in ("contact-form", "login", "popup-chooser", "publish-post"):
+    for name in ("contact-form", "login", "members-note", "popup-chooser", "publish-post"):
         assert f"fixtures/cases/{name}/case.json::{name}" in repo.stdout
 
 

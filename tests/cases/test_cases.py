@@ -22,6 +22,7 @@ from northstar.cases.manifest import (
     restore_secrets,
     scrub_secrets,
     secret_env_var,
+    signed_in_values,
     snapshot_file_name,
 )
 from northstar.cases.results import CaseReplay, describe_expected
@@ -221,3 +222,53 @@ def replace_outputs(result: IterationResult) -> IterationResult:
 def test_describe_expected_uses_the_recipes_words() -> None:
     fill = RECIPE.steps[0]
     assert describe_expected(fill) == ['fill label "Password"']
+
+
+# --- cases recorded signed in ---------------------------------------------------------------
+
+
+def test_a_states_cookie_and_storage_values_are_named_for_scrubbing_short_ones_left() -> None:
+    state = {
+        "cookies": [
+            {"name": "session", "value": "s3cr3t-token-1"},
+            {"name": "session", "value": "s3cr3t-token-2"},  # another domain, same name
+            {"name": "theme", "value": "dark"},
+        ],
+        "origins": [{"origin": "x", "localStorage": [{"name": "jwt", "value": "eyJhbGciOi"}]}],
+    }
+    values = signed_in_values(state)
+    assert sorted(values.values()) == ["eyJhbGciOi", "s3cr3t-token-1", "s3cr3t-token-2"]
+    assert values["signed-in-storage-jwt"] == "eyJhbGciOi"
+    scrubbed = scrub_secrets({"cookie": "session=s3cr3t-token-1; theme=dark"}, values)
+    assert scrubbed == {"cookie": "session=<secret:signed-in-cookie-session>; theme=dark"}
+
+
+def test_only_secrets_no_step_uses_are_setup_only() -> None:
+    from northstar.plan.compiler import prepare
+    from northstar.run.signin import setup_only_params
+
+    recipe = parse_recipe(
+        """
+name: demo
+params:
+  password: {type: string, secret: true}
+  token: {type: string, secret: true}
+tabs:
+  site: {start: "{{ base_url }}/x"}
+setup:
+  - {id: pw, tab: site, fill: {target: {label: Password}, value: "{{ password }}"}}
+  - {id: tk, tab: site, fill: {target: {label: Token}, value: "{{ token }}"}}
+steps:
+  - {id: again, tab: site, fill: {target: {label: Token}, value: "{{ token }}"}}
+""",
+        source="<test>",
+    )
+    assert setup_only_params(prepare(recipe)) == {"password"}
+
+
+def test_a_case_without_signed_in_reads_as_recorded_signed_out(tmp_path: Path) -> None:
+    body = json.loads(a_case().to_json())
+    del body["signed_in"]  # a case recorded before the field existed
+    (tmp_path / CASE_FILE).write_text(json.dumps(body), encoding="utf-8")
+    assert load_case(tmp_path).signed_in is None
+    assert json.loads(a_case(signed_in="setup").to_json())["signed_in"] == "setup"

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from fixtures._site_routes import DEMO_PASSWORD
 from fixtures.site_server import FixtureSite
 from northstar.cli.run_commands import browser_settings
 from tests.cli.test_cli_run import northstar, one_error_line
@@ -46,6 +47,26 @@ def test_record_then_replay_without_the_site_then_report(tmp_path: Path) -> None
     page = Path(written.stdout.strip())
     assert page == tmp_path / "runs" / run_id[1] / "report.html"
     assert "Kept" in page.read_text()
+
+
+@pytest.mark.browser
+def test_record_signs_in_unrecorded_and_run_replays_it_without_the_password(
+    tmp_path: Path,
+) -> None:
+    case = tmp_path / "cases" / "notes"
+    recipe = str(RECIPES / "members-note.yaml")
+    with FixtureSite() as site:
+        made = northstar(
+            "record", recipe, "-p", "title=Kept", "--base-url", site.base_url, "--to", str(case),
+            cwd=tmp_path, extra_env={"NORTHSTAR_SECRET_PASSWORD": DEMO_PASSWORD},
+        )  # fmt: skip
+        assert made.returncode == 0, made.stdout + made.stderr
+        assert site.login_count() == 1  # the password came from the environment
+    assert "(secret parameters not kept: password); signed in by setup" in made.stdout
+
+    replayed = northstar("run", recipe, "--replay", str(case), cwd=tmp_path)
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr  # no sign-in replayed
+    assert "iteration 1: verified" in replayed.stdout
 
 
 def test_a_replay_keeps_the_recorded_base_url(tmp_path: Path) -> None:
