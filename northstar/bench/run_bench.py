@@ -2,6 +2,7 @@
 
     python -m northstar.bench [--iterations N] [--pairs N] [--runs N] [--quick]
                               [--json PATH] [--browser PATH] [--tmp-dir DIR]
+                              [--only-runs | --only-signin]
 
 One invocation starts the fixture site in a process of its own (``fixtures.site_process``:
 127.0.0.1, ephemeral port, so the site's Python does not share this process), measures
@@ -9,8 +10,9 @@ every figure below on ``recipes/contact-form.yaml`` (7 steps: three fills, a sel
 check, an upload and a submitting click, with 5 expectations, ``done_when`` and 2 outputs;
 it covers more step kinds than ``publish-post``), prints a table, and with ``--json PATH``
 also writes the figures, the raw samples and the configuration. Progress goes to stderr.
-The defaults are sized to finish within five minutes on an idle 2-core machine (a loaded
-one takes longer and gives noisier figures); ``--quick`` is a small, noisier version.
+The defaults are sized to finish within five minutes on an idle 2-core machine without
+(f), whose 40 processes took 10.7 minutes on a loaded one (a loaded machine takes longer
+and gives noisier figures); ``--quick`` is a small, noisier version.
 Speed is measured here, never asserted.
 
 (a) Recipe run: N iterations (``--iterations``, 20) through Northstar's real path
@@ -58,6 +60,18 @@ Journal (issue 3): cost per step record (``step_started`` + ``step_finished``, e
     committed), median and p95 of 2,000, measured by ``northstar.journal.bench``.
 Single iteration (issue 2): wall time of a one-iteration ``northstar run`` process beside
     the hand-written script as a process, ``--runs`` interleaved pairs.
+(f) Signing in once (``_signin_runs``), whole processes as a person starts them:
+    ``northstar run recipes/members-note.yaml`` (``setup`` signs in once, N notes from a
+    params file), the same work with ``recipes/members-note-login-each.yaml`` (a sign-in in
+    every iteration), ``fixtures.handwritten.members_note_once`` (signs in once, one page),
+    and ``northstar run recipes/contact-form.yaml --keep-context`` beside
+    ``fixtures.handwritten.contact_form_reuse`` as a process. ``--pairs`` rounds of all
+    five in the rotating order of (a), after a one-iteration warm-up of each (not with
+    ``--quick``); wall and whole-tree CPU of each, and each round's ratios (``setup`` /
+    signing in every iteration, ``setup`` / the script, ``--keep-context`` / the one-page
+    script) with their median, lowest and highest. A run counts only if it exited 0 and
+    the site, reset before it, saved every iteration's note and saw the logins the side
+    makes (one, one per iteration, none). ``--only-signin`` measures this section alone.
 
 This module is an entry point, like the CLI: it wires the hand-written baselines (which
 import Playwright) in lazily, inside functions, and never imports ``browser_adapters``.
