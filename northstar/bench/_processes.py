@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 import time
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import IO
 
@@ -21,13 +22,16 @@ __all__ = [
     "busy_share",
     "cpu_jiffies",
     "descendants",
+    "northstar_program",
     "peak_tree_pss",
     "pss_kib",
+    "script_command",
     "timed_lines",
     "wall_seconds",
 ]
 
 SUBPROCESS_TIMEOUT_S = 300
+CLI_ENTRY = "from northstar.__main__ import main; main()"
 MEMORY_SAMPLE_S = 0.2
 
 
@@ -81,16 +85,30 @@ def timed_lines(
     return {name: at - started for name, at in seen.items()}
 
 
-def wall_seconds(command: Sequence[str], *, cwd: Path) -> float:
+def wall_seconds(
+    command: Sequence[str], *, cwd: Path, env: Mapping[str, str] | None = None
+) -> float:
     """Seconds from spawning ``command`` to its exit; it must succeed."""
     started = time.perf_counter()
     done = subprocess.run(
-        command, cwd=cwd, capture_output=True, text=True, timeout=SUBPROCESS_TIMEOUT_S
+        command, cwd=cwd, env=env, capture_output=True, text=True, timeout=SUBPROCESS_TIMEOUT_S
     )
     elapsed = time.perf_counter() - started
     if done.returncode != 0:
         raise BenchFailed(f"{command[:3]} exited {done.returncode}: {done.stderr[-500:]}")
     return elapsed
+
+
+def northstar_program() -> list[str]:
+    """The ``northstar`` console script, as a person types it (or the CLI's entry)."""
+    script = Path(sys.executable).with_name("northstar")
+    return [str(script)] if script.is_file() else [sys.executable, "-c", CLI_ENTRY]
+
+
+def script_command(module: str, *arguments: str, executable: str) -> list[str]:
+    """A hand-written baseline as its own process; naming the browser keeps Northstar out."""
+    script = f"fixtures.handwritten.{module}"
+    return [sys.executable, "-m", script, *arguments, "--executable", executable]
 
 
 def _children_by_parent() -> dict[int, list[int]]:

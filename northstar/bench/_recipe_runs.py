@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from fixtures.site_process import SiteProcess as Site
     from northstar.bench.run_bench import Bench
 
-__all__ = ["BASELINES", "SIDES", "Timed", "measure", "rotation"]
+__all__ = ["BASELINES", "SIDES", "Timed", "measure", "rotation", "timed"]
 
 SIDES = ("northstar", "fresh", "reuse_css", "reuse_semantic")
 BASELINES = SIDES[1:]
@@ -62,7 +62,8 @@ def _tree_cpu() -> float:
     return own.ru_utime + own.ru_stime + reaped.ru_utime + reaped.ru_stime
 
 
-async def _timed(work: Callable[[], Awaitable[object]]) -> Timed:
+async def timed(work: Callable[[], Awaitable[object]]) -> Timed:
+    """Wall, this process's CPU and the whole tree's CPU while ``work`` runs."""
     become_subreaper()  # so Chromium's orphaned processes count too (see _reaping)
     keep = children()  # the fixture site and anything else that outlives the run
     wall, cpu, tree = time.perf_counter(), time.process_time(), _tree_cpu()
@@ -122,16 +123,16 @@ _RUNS: dict[str, Callable[[Bench, int], Awaitable[None]]] = {
 async def measure(bench: Bench, side: str, iterations: int) -> Timed:
     """One side running ``iterations`` iterations; each must reach the server."""
     before = bench.site.submission_count("contact")
-    timed = await _timed(lambda: _RUNS[side](bench, iterations))
+    measured = await timed(lambda: _RUNS[side](bench, iterations))
     _check_submitted(bench.site, before, iterations, side)
-    return timed
+    return measured
 
 
-def rotation(round_number: int) -> tuple[str, ...]:
-    """The order of the sides in one round: each side leads once in four, then reversed.
+def rotation(round_number: int, sides: tuple[str, ...] = SIDES) -> tuple[str, ...]:
+    """The order of the sides in one round: each side leads once in turn, then reversed.
 
     A drift in machine speed during a round then favours no side over the rounds.
     """
-    shift = (round_number - 1) % len(SIDES)
-    order = SIDES[shift:] + SIDES[:shift]
+    shift = (round_number - 1) % len(sides)
+    order = sides[shift:] + sides[:shift]
     return order if round_number % 2 else tuple(reversed(order))

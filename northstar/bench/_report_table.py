@@ -13,7 +13,8 @@ from dataclasses import dataclass
 __all__ = ["FIGURES", "Figure", "pair_rows", "render_table"]
 
 # The table, in order: key, label (filled from the run's sizes), unit. The per-pair rows of
-# (a) follow "run_ratio"; a key a section did not report is left out.
+# (a) follow "run_ratio"; a key a section did not report is left out. The rows of (f) are
+# medians of ``--pairs`` rounds of whole processes, each ratio with its lowest and highest round.
 FIGURES: tuple[tuple[str, str, str], ...] = (
     ("run_northstar_s", "(a) Northstar, {iterations} iterations (median of {pairs})", "s"),
     ("run_handwritten_s", "(a) hand-written Playwright, same work (median of {pairs})", "s"),
@@ -69,6 +70,46 @@ FIGURES: tuple[tuple[str, str, str], ...] = (
     ("cli_northstar_s", "single iteration: `northstar run` process (median of {runs})", "s"),
     ("cli_handwritten_s", "single iteration: hand-written script process (median)", "s"),
     ("cli_ratio", "single iteration: ratio Northstar / hand-written (median)", "x"),
+    ("signin_setup_s", "(f) members-note, `setup` signs in once: {iterations} notes", "s"),
+    ("signin_login_each_s", "(f) the same work signing in every iteration", "s"),
+    ("signin_login_each_ratio", "(f) ratio `setup` / signing in every iteration", "x"),
+    ("signin_login_each_ratio_low", "(f)     lowest round", "x"),
+    ("signin_login_each_ratio_high", "(f)     highest round", "x"),
+    ("signin_setup_tree_cpu_ms", "(f) `setup`: tree CPU per iteration (process + children)", "ms"),
+    (
+        "signin_login_each_tree_cpu_ms",
+        "(f) signing in every iteration: tree CPU per iteration",
+        "ms",
+    ),
+    ("signin_login_each_tree_cpu_ratio", "(f) tree CPU, `setup` / signing in every iteration", "x"),
+    ("signin_login_each_tree_cpu_ratio_low", "(f)     lowest round", "x"),
+    ("signin_login_each_tree_cpu_ratio_high", "(f)     highest round", "x"),
+    ("signin_once_script_s", "(f) hand-written: signs in once, one page", "s"),
+    ("signin_once_script_ratio", "(f) ratio `setup` / hand-written signing in once", "x"),
+    ("signin_once_script_ratio_low", "(f)     lowest round", "x"),
+    ("signin_once_script_ratio_high", "(f)     highest round", "x"),
+    (
+        "signin_once_script_tree_cpu_ms",
+        "(f) hand-written signing in once: tree CPU per iteration",
+        "ms",
+    ),
+    (
+        "signin_once_script_tree_cpu_ratio",
+        "(f) tree CPU, `setup` / hand-written signing in once",
+        "x",
+    ),
+    ("signin_once_script_tree_cpu_ratio_low", "(f)     lowest round", "x"),
+    ("signin_once_script_tree_cpu_ratio_high", "(f)     highest round", "x"),
+    ("signin_keep_context_s", "(f) contact form, `--keep-context`: {iterations} iterations", "s"),
+    ("signin_one_page_s", "(f) hand-written on one page, css ids, as a process", "s"),
+    ("signin_keep_context_ratio", "(f) ratio `--keep-context` / one-page script", "x"),
+    ("signin_keep_context_ratio_low", "(f)     lowest round", "x"),
+    ("signin_keep_context_ratio_high", "(f)     highest round", "x"),
+    ("signin_keep_context_tree_cpu_ms", "(f) `--keep-context`: tree CPU per iteration", "ms"),
+    ("signin_one_page_tree_cpu_ms", "(f) one-page script: tree CPU per iteration", "ms"),
+    ("signin_keep_context_tree_cpu_ratio", "(f) tree CPU, `--keep-context` / one-page script", "x"),
+    ("signin_keep_context_tree_cpu_ratio_low", "(f)     lowest round", "x"),
+    ("signin_keep_context_tree_cpu_ratio_high", "(f)     highest round", "x"),
 )
 
 

@@ -2,6 +2,7 @@
 
     python -m northstar.bench [--iterations N] [--pairs N] [--runs N] [--quick]
                               [--json PATH] [--browser PATH] [--tmp-dir DIR]
+                              [--only-runs | --only-signin]
 
 One invocation starts the fixture site in a process of its own (``fixtures.site_process``:
 127.0.0.1, ephemeral port, so the site's Python does not share this process), measures
@@ -9,8 +10,9 @@ every figure below on ``recipes/contact-form.yaml`` (7 steps: three fills, a sel
 check, an upload and a submitting click, with 5 expectations, ``done_when`` and 2 outputs;
 it covers more step kinds than ``publish-post``), prints a table, and with ``--json PATH``
 also writes the figures, the raw samples and the configuration. Progress goes to stderr.
-The defaults are sized to finish within five minutes on an idle 2-core machine (a loaded
-one takes longer and gives noisier figures); ``--quick`` is a small, noisier version.
+The defaults are sized to finish within five minutes on an idle 2-core machine without
+(f), whose 40 processes took 10.7 minutes on a loaded one (a loaded machine takes longer
+and gives noisier figures); ``--quick`` is a small, noisier version.
 Speed is measured here, never asserted.
 
 (a) Recipe run: N iterations (``--iterations``, 20) through Northstar's real path
@@ -58,6 +60,18 @@ Journal (issue 3): cost per step record (``step_started`` + ``step_finished``, e
     committed), median and p95 of 2,000, measured by ``northstar.journal.bench``.
 Single iteration (issue 2): wall time of a one-iteration ``northstar run`` process beside
     the hand-written script as a process, ``--runs`` interleaved pairs.
+(f) Signing in once (``_signin_runs``), whole processes as a person starts them:
+    ``northstar run recipes/members-note.yaml`` (``setup`` signs in once, N notes from a
+    params file), the same work with ``recipes/members-note-login-each.yaml`` (a sign-in in
+    every iteration), ``fixtures.handwritten.members_note_once`` (signs in once, one page),
+    and ``northstar run recipes/contact-form.yaml --keep-context`` beside
+    ``fixtures.handwritten.contact_form_reuse`` as a process. ``--pairs`` rounds of all
+    five in the rotating order of (a), after a one-iteration warm-up of each (not with
+    ``--quick``); wall and whole-tree CPU of each, and each round's ratios (``setup`` /
+    signing in every iteration, ``setup`` / the script, ``--keep-context`` / the one-page
+    script) with their median, lowest and highest. A run counts only if it exited 0 and
+    the site, reset before it, saved every iteration's note and saw the logins the side
+    makes (one, one per iteration, none). ``--only-signin`` measures this section alone.
 
 This module is an entry point, like the CLI: it wires the hand-written baselines (which
 import Playwright) in lazily, inside functions, and never imports ``browser_adapters``.
@@ -89,12 +103,22 @@ from northstar.bench._fake_browser import runner_step_times, whole_run_seconds
 from northstar.bench._processes import (
     busy_share,
     cpu_jiffies,
+    northstar_program,
     peak_tree_pss,
+    script_command,
     timed_lines,
     wall_seconds,
 )
 from northstar.bench._recipe_runs import SIDES, Timed, measure, rotation
 from northstar.bench._report_table import FIGURES, Figure, pair_rows, render_table
+from northstar.bench._signin_runs import (
+    MEMBERS,
+    MEMBERS_LOGIN_EACH,
+    SIDES_BY_NAME,
+    SIGNIN_SIDES,
+    measure_side,
+    signin_figures,
+)
 from northstar.bench._workload import (
     RECIPE,
     REPO,
@@ -115,7 +139,6 @@ if TYPE_CHECKING:
 
 __all__ = ["FIGURES", "BenchConfig", "Figure", "main", "render_table", "run_suite"]
 
-CLI_ENTRY = "from northstar.__main__ import main; main()"
 LANES = (1, 2, 4)
 # Iterations per lane measurement: enough to see the lanes overlap, small enough that the
 # whole suite stays under five minutes on a 2-core machine.
@@ -151,6 +174,7 @@ class BenchConfig:
     quick: bool = False
     tmp_dir: str | None = None
     only_runs: bool = False  # section (a) alone: what a change to the run path moves
+    only_signin: bool = False  # section (f) alone: signing in once, keeping one page
 
 
 @dataclass(frozen=True)
@@ -291,15 +315,12 @@ def northstar_arguments(bench: Bench, *extra: str, verbose: bool = False) -> lis
 
 def northstar_command(bench: Bench, *extra: str, verbose: bool = False) -> list[str]:
     """The ``northstar`` console script, as a person types it."""
-    script = Path(sys.executable).with_name("northstar")
-    program = [str(script)] if script.is_file() else [sys.executable, "-c", CLI_ENTRY]
-    return program + northstar_arguments(bench, *extra, verbose=verbose)
+    return northstar_program() + northstar_arguments(bench, *extra, verbose=verbose)
 
 
 def baseline_command(bench: Bench, module: str, *arguments: str) -> list[str]:
-    """A baseline as its own process; naming the browser keeps Northstar out of its imports."""
-    script = f"fixtures.handwritten.{module}"
-    return [sys.executable, "-m", script, *arguments, "--executable", bench.executable]
+    """A baseline as its own process, on the browser Northstar finds."""
+    return script_command(module, *arguments, executable=bench.executable)
 
 
 # (c) Cold start
@@ -459,12 +480,37 @@ def cli_section(bench: Bench, report: Report) -> None:
     report.details["cli_pairs"] = [p.to_dict() for p in pairs]
 
 
+# (f) Signing in once and keeping one page, as whole processes
+
+
+async def signin_rounds(bench: Bench) -> list[dict[str, Timed]]:
+    """Every command of (f) once per round, in a rotating order, after a warm-up of each."""
+    if not bench.config.quick:
+        for name in SIGNIN_SIDES:
+            await measure_side(bench, SIDES_BY_NAME[name], 1)
+    rounds: list[dict[str, Timed]] = []
+    for number in range(1, bench.config.pairs + 1):
+        order = rotation(number, SIGNIN_SIDES)
+        iterations = bench.config.iterations
+        rounds.append({n: await measure_side(bench, SIDES_BY_NAME[n], iterations) for n in order})
+        walls = " / ".join(f"{rounds[-1][name].wall_s:.2f}" for name in SIGNIN_SIDES)
+        _progress(f"sign-in round {number} ({' / '.join(SIGNIN_SIDES)}): {walls} s")
+    return rounds
+
+
+def signin_section(bench: Bench, report: Report) -> None:
+    rounds = asyncio.run(signin_rounds(bench))
+    report.values |= signin_figures(rounds, bench.config.iterations)
+    report.details["signin_rounds"] = [{n: asdict(t) for n, t in r.items()} for r in rounds]
+
+
 # The suite
 
 
 def _environment(bench: Bench) -> dict[str, Any]:
     return {
         "recipe": str(RECIPE.relative_to(REPO)),
+        "signin_recipes": [str(path.relative_to(REPO)) for path in (MEMBERS, MEMBERS_LOGIN_EACH)],
         "steps_per_iteration": steps_per_iteration(),
         "executable": bench.executable,
         "python": platform.python_version(),
@@ -486,10 +532,14 @@ def run_suite(config: BenchConfig) -> Report:
         bench = Bench(config, site, Path(folder), asyncio.run(discover(config.browser)))
         environment = asdict(config) | _environment(bench)
         started = time.perf_counter()
-        _progress(f"recipe run: {config.pairs} pairs of {config.iterations} iterations")
-        pairs = recipe_run_section(bench, report)
+        if not config.only_signin:
+            _progress(f"recipe run: {config.pairs} pairs of {config.iterations} iterations")
+            pairs = recipe_run_section(bench, report)
+            if not config.only_runs:
+                _other_sections(bench, report, pairs)
         if not config.only_runs:
-            _other_sections(bench, report, pairs)
+            _progress(f"signing in once: {config.pairs} rounds of {config.iterations} iterations")
+            signin_section(bench, report)
         environment["suite_s"] = time.perf_counter() - started
         environment["load_average_at_end"] = os.getloadavg()[0]
     report.details["config"] = environment
@@ -542,7 +592,9 @@ def _arguments(argv: Sequence[str] | None) -> tuple[BenchConfig, str | None]:
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     parser.add_argument("--browser", help="Chromium executable for both sides")
     parser.add_argument("--tmp-dir", help="folder for the temporary journals")
-    parser.add_argument("--only-runs", action="store_true", help="section (a) alone")
+    only = parser.add_mutually_exclusive_group()
+    only.add_argument("--only-runs", action="store_true", help="section (a) alone")
+    only.add_argument("--only-signin", action="store_true", help="section (f) alone")
     args = parser.parse_args(argv)
     defaults = QUICK if args.quick else FULL
     given = {name: getattr(args, name) for name in defaults}
@@ -555,6 +607,7 @@ def _arguments(argv: Sequence[str] | None) -> tuple[BenchConfig, str | None]:
         quick=args.quick,
         tmp_dir=args.tmp_dir,
         only_runs=args.only_runs,
+        only_signin=args.only_signin,
     )
     return config, args.json
 

@@ -137,3 +137,16 @@ def test_the_benchmark_page_is_the_bench_commands_table_from_its_json() -> None:
         assert figure["name"] in page
     results["figures"]["run_ratio"]["value"] = 1.234
     assert "1.23x" in docs_reference.benchmark_page(results)
+
+
+def test_the_benchmark_page_adds_the_signing_in_section_measured_alone_with_its_date() -> None:
+    results = json.loads(docs_reference.BENCHMARK_RESULTS.read_text(encoding="utf-8"))
+    figure = {"key": "signin_login_each_ratio", "name": "(f) ratio", "value": 0.567, "unit": "x"}
+    signin = {"figures": {figure["key"]: figure}, "config": {"started_at": "2030-01-02T03:04"}}
+
+    page = docs_reference.benchmark_page(results, signin)
+
+    assert "## Signing in once" in page
+    assert "0.57x" in page.split("## Signing in once")[1]
+    assert "started at 2030-01-02T03:04" in page
+    assert "## Signing in once" not in docs_reference.benchmark_page(results)

@@ -333,3 +333,17 @@ def test_the_site_in_its_own_process_counts_like_the_in_process_one() -> None:
         assert running.submission_count("contact") == 0
     with pytest.raises(urllib.error.URLError):
         fetch(f"{base_url}/api/submissions")  # the process and its port are gone
+
+
+def test_the_site_in_its_own_process_counts_logins_and_forgets_on_reset() -> None:
+    from fixtures._site_routes import DEMO_PASSWORD
+    from fixtures.site_process import SiteProcess
+
+    with SiteProcess() as running:
+        post_form(f"{running.base_url}/login", {"username": "demo", "password": DEMO_PASSWORD})
+        post_form(f"{running.base_url}/posts", {"title": "Before the reset"})
+        assert (running.login_count(), running.submission_count()) == (1, 1)
+
+        running.reset()
+
+        assert (running.login_count(), running.submission_count()) == (0, 0)
