@@ -67,6 +67,7 @@ from northstar.errors import (
 )
 from northstar.journal import Journal, RunRecord, RunStatus
 from northstar.journal.paths import redact_url
+from northstar.plan.compiler import with_default_timeout
 from northstar.readers.endings import read_ending
 from northstar.recipe.params import params_fingerprint
 from northstar.results import IterationState
@@ -401,7 +402,12 @@ class Worker:
 
     def _request(self, record: RunRecord, row: dict[str, Any], fingerprint: str) -> RunRequest:
         """The run's request as this worker sees it: its recipe file must be the run's."""
-        compiled = replace(load_compiled(record.recipe_path), files_dirs=self.files_dirs)
+        # The run's step time limit (``--timeout`` when it was queued) for a recipe that sets
+        # none: the worker's own default would make a queued run fail where a local one holds.
+        loaded = with_default_timeout(
+            load_compiled(record.recipe_path), record.options.get("timeout")
+        )
+        compiled = replace(loaded, files_dirs=self.files_dirs)
         if compiled.recipe_hash != record.definition_hash:
             raise DefinitionChanged(
                 f"the recipe {record.recipe_path} on worker {self.name} is not the one "

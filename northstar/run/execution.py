@@ -536,6 +536,8 @@ def open_run(request: RunRequest, journal: Journal) -> tuple[str, str]:
         options={
             "interval_s": request.repeat.interval_s,
             "base_url": request.base_url,
+            # --timeout: the step time limit of a recipe that sets none; a worker applies it.
+            "timeout": request.compiled.recipe.timeout,
             "concurrency": request.concurrency,  # a resume deals its rest over as many lanes
             "fail_fast": request.fail_fast,
             "keep_context": request.keep_context,

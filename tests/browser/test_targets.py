@@ -13,13 +13,18 @@ import pytest
 from browser_adapters.acted_on import ActedOn, SelectChoices
 from fixtures.site_server import FixtureSite
 from northstar.results import IterationResult, IterationState
-from tests.browser.conftest import FAIL_FAST_MS, LOADED, RunText, last_step, recipe
+from tests.browser.conftest import EVENT_MS, FAIL_FAST_MS, LOADED, RunText, last_step, recipe
 
 pytestmark = pytest.mark.browser
 
 
-def order(click: str, *, extra: str = "") -> str:
-    """The decoy page: type an item, then submit with the given click target."""
+def order(click: str, *, extra: str = "", timeout: int = EVENT_MS) -> str:
+    """The decoy page: type an item, then submit with the given click target.
+
+    ``timeout`` bounds the submit step: ``FAIL_FAST_MS`` where the target is meant to be
+    missing, the generous default where the click must land and the page answer (a busy
+    machine may need seconds for that).
+    """
     return recipe(
         "/decoy",
         LOADED
@@ -29,7 +34,7 @@ def order(click: str, *, extra: str = "") -> str:
   fill: {{target: {{label: Item}}, value: Tea}}
 - id: send
   tab: site
-  timeout: {FAIL_FAST_MS}
+  timeout: {timeout}
   click: {{target: {click}}}
   effect: submit{extra}
   expect:
@@ -46,7 +51,7 @@ def acted_on(result: IterationResult, step_id: str) -> list[str]:
 async def test_a_renamed_submit_button_is_missing_and_the_decoy_is_not_clicked(
     run_text: RunText, site: FixtureSite
 ) -> None:
-    result = await run_text(order("{role: button, name: Submit}"))
+    result = await run_text(order("{role: button, name: Submit}", timeout=FAIL_FAST_MS))
     assert result.state is IterationState.FAILED
     assert (result.reason_code, result.failing_step) == ("TARGET_MISSING", "send")
     assert 'no element matches button "Submit"' in (result.reason or "")
@@ -82,7 +87,7 @@ async def test_the_whole_name_is_clicked_and_the_form_it_sends_is_recorded(
 
 
 async def test_an_exact_name_is_case_sensitive(run_text: RunText, site: FixtureSite) -> None:
-    result = await run_text(order("{role: button, name: place order}"))
+    result = await run_text(order("{role: button, name: place order}", timeout=FAIL_FAST_MS))
     assert (result.reason_code, result.failing_step) == ("TARGET_MISSING", "send")
     assert site.submission_count() == 0
 

@@ -134,3 +134,33 @@ def test_a_worker_serves_only_its_own_queue(
     detail = readers.get_run(url, run_id_of(proc.stderr))
     assert claimed_by(detail) == {"on-posts"}  # the other queue's worker took none
     assert Counter(s["title"] for s in site.submissions()) == Counter(titles)
+
+
+LATE_REPORT = """\
+name: late-report
+version: 1
+tabs:
+  report:
+    start: "{{ base_url }}/delayed?ms=4000"
+steps:
+  - id: report-ready
+    tab: report
+    wait_for: {visible: {role: heading, name: Report ready}}
+"""
+
+
+def test_a_queued_run_keeps_its_step_time_limit_on_the_worker(
+    tmp_path: Path, site: FixtureSite, postgres: Any, workers: list[Worker]
+) -> None:
+    """``run --queue --timeout MS``: the worker waits as long as the run says, not its own
+    default (the report comes after 4 s; 1 s is too short, the usual 10 s would do)."""
+    url = postgres.create_database("timeout_carried")
+    workers.append(Worker(url, "posts", "t1", cwd=tmp_path, lanes=1).ready())
+    recipe = tmp_path / "late-report.yaml"
+    recipe.write_text(LATE_REPORT)
+    args = ("--base-url", site.base_url, "--journal", url, "--queue", "posts")
+    proc = northstar("run", str(recipe), *args, "--timeout", "1000", cwd=tmp_path)
+
+    assert proc.returncode == 1, proc.stderr + proc.stdout
+    (only,) = readers.get_run(url, run_id_of(proc.stderr)).iterations
+    assert (only.state, only.failing_step) == ("failed", "report-ready"), only
