@@ -34,7 +34,7 @@ from typing import Any
 from fixtures._site_routes import DEMO_PASSWORD
 from fixtures.handwritten.launch import discover
 from fixtures.site_process import SiteProcess
-from northstar.bench._recipe_runs import Timed, _timed
+from northstar.bench._recipe_runs import Timed, timed
 from northstar.bench._workload import REPO, BenchFailed
 from northstar.browser.settings import BrowserSettings
 from northstar.composition import load_compiled, run_recipe
@@ -60,7 +60,7 @@ def _piece_off(piece: str) -> Iterator[None]:
         return True
 
     saved = LaneSignIn._holds_in
-    LaneSignIn._holds_in = holds  # type: ignore[method-assign]
+    LaneSignIn._holds_in = holds  # type: ignore[method-assign,assignment]
     try:
         yield
     finally:
@@ -106,17 +106,17 @@ async def _measured(site: SiteProcess, work: Path, variant: str, iterations: int
         from fixtures.handwritten.members_note_once import run_members_note_once
 
         executable = await discover(None)
-        timed = await _timed(
+        measured = await timed(
             lambda: run_members_note_once(
                 site.base_url, DEMO_PASSWORD, iterations=iterations, executable=executable
             )
         )
     else:
-        timed = await _timed(lambda: _northstar(site, work, variant, iterations))
+        measured = await timed(lambda: _northstar(site, work, variant, iterations))
     saved = site.submission_count("note") - before
     if saved != iterations:
         raise BenchFailed(f"{variant}: {saved} of {iterations} notes saved")
-    return timed
+    return measured
 
 
 async def main(rounds: int, iterations: int, variants: list[str]) -> None:
@@ -135,7 +135,7 @@ async def main(rounds: int, iterations: int, variants: list[str]) -> None:
 
 def _print(timed: dict[str, list[Timed]], iterations: int) -> None:
     def per_iteration(name: str, figure: str) -> float:
-        return statistics.median(getattr(t, figure) for t in timed[name]) / iterations * 1000
+        return float(statistics.median(getattr(t, figure) for t in timed[name])) / iterations * 1000
 
     first = next(iter(timed))
     for name in timed:
