@@ -15,7 +15,9 @@ keeps one page), ``setup_keep`` (``setup`` with ``--keep-context``), and ``setup
 piece switched off, written ``setup:PIECE``: ``no_check`` (the ``signed_in`` check before
 each iteration is skipped) or any piece of ``scripts/run_cost_breakdown.py``
 (``no_acted_on``, ``no_gate``, ``no_watch``, ``no_diag``, ``no_step_started``,
-``new_context``, ``no_reset``). A piece is monkeypatched away for its own runs only.
+``new_context``, ``no_reset``), or one part of the reset between iterations:
+``no_origin_clear`` (no ``Storage.clearDataForOrigin``), ``no_cache_clear`` (no
+``Network.clearBrowserCache``). A piece is monkeypatched away for its own runs only.
 """
 
 from __future__ import annotations
@@ -48,8 +50,41 @@ RECIPES = {"setup": "members-note.yaml", "login_each": "members-note-login-each.
 _titles = itertools.count(1)
 
 
+def _reset_patches(piece: str) -> list[tuple[Any, str, Any]]:
+    """The parts of a context reset, one at a time (see ``browser_adapters.context_reset``)."""
+    from playwright.async_api import CDPSession
+
+    from browser_adapters.context_reset import ReusableContext
+
+    async def nothing(*_: Any, **__: Any) -> None:
+        return None
+
+    send = CDPSession.send
+
+    async def keep_cache(self: CDPSession, method: str, params: Any = None) -> Any:
+        if method == "Network.clearBrowserCache":
+            return None
+        return await send(self, method, params)  # type: ignore[arg-type]
+
+    return {
+        "no_origin_clear": [(ReusableContext, "_clear_origin", staticmethod(nothing))],
+        "no_cache_clear": [(CDPSession, "send", keep_cache)],
+    }.get(piece, [])
+
+
 @contextlib.contextmanager
 def _piece_off(piece: str) -> Iterator[None]:
+    patches = _reset_patches(piece)
+    if patches:
+        saved = [(obj, attr, vars(obj)[attr]) for obj, attr, _ in patches]
+        for obj, attr, value in patches:
+            setattr(obj, attr, value)
+        try:
+            yield
+        finally:
+            for obj, attr, value in saved:
+                setattr(obj, attr, value)
+        return
     if piece != "no_check":
         with _applied(piece):
             yield

@@ -1,6 +1,6 @@
 """Section (f): signing in once, and keeping one page, as whole processes.
 
-Five commands, each run as a person runs it and timed from spawn to exit:
+Six commands, each run as a person runs it and timed from spawn to exit:
 
 - ``setup``: ``northstar run recipes/members-note.yaml`` (its ``setup`` signs in once per
   lane; every iteration starts in a fresh context from that signed-in state);
@@ -8,6 +8,9 @@ Five commands, each run as a person runs it and timed from spawn to exit:
   in inside every iteration;
 - ``once_script``: ``python -m fixtures.handwritten.members_note_once``, a hand-written
   script that signs in once and keeps one page;
+- ``fresh_script``: ``python -m fixtures.handwritten.members_note_fresh``, a hand-written
+  script that signs in once and gives every iteration a fresh context made from the saved
+  state (Playwright Test's setup project): the same isolation as ``setup``;
 - ``keep_context``: ``northstar run recipes/contact-form.yaml --keep-context``;
 - ``one_page``: ``python -m fixtures.handwritten.contact_form_reuse`` (one page, css ids).
 
@@ -50,11 +53,12 @@ __all__ = [
 MEMBERS = REPO / "recipes" / "members-note.yaml"
 MEMBERS_LOGIN_EACH = REPO / "recipes" / "members-note-login-each.yaml"
 
-SIGNIN_SIDES = ("setup", "login_each", "once_script", "keep_context", "one_page")
+SIGNIN_SIDES = ("setup", "login_each", "once_script", "fresh_script", "keep_context", "one_page")
 # Each ratio: its key, and the side divided by the side it is compared with.
 COMPARISONS: Mapping[str, tuple[str, str]] = {
     "login_each": ("setup", "login_each"),
     "once_script": ("setup", "once_script"),
+    "fresh_script": ("setup", "fresh_script"),
     "keep_context": ("keep_context", "one_page"),
 }
 
@@ -115,6 +119,7 @@ SIDES_BY_NAME = {
         Side("setup", _members(MEMBERS), "note", lambda _n: 1),
         Side("login_each", _members(MEMBERS_LOGIN_EACH), "note", lambda n: n),
         Side("once_script", _script("members_note_once"), "note", lambda _n: 1),
+        Side("fresh_script", _script("members_note_fresh"), "note", lambda _n: 1),
         Side("keep_context", _keep_context, "contact", lambda _n: 0),
         Side("one_page", _script("contact_form_reuse", "--name", SENDER), "contact", lambda _n: 0),
     )
