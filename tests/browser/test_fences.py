@@ -185,10 +185,20 @@ steps:
 
 
 async def refusal_of_new_page(
-    host: PlaywrightHost, plan: Plan, open_page: Callable[[Any], Awaitable[Any]] | None = None
+    host: PlaywrightHost,
+    plan: Plan,
+    open_page: Callable[[Any], Awaitable[Any]] | None = None,
+    *,
+    closed_first_ok: bool = False,
 ) -> str:
     """Run ``plan`` (then ``open_page`` on its tab); wait until the session closed the page
-    that opened, and return the refusal as the run, or the next step, reports it."""
+    that opened, and return the refusal as the run, or the next step, reports it.
+
+    ``closed_first_ok``: a page opened from outside any step (the test's own click) may be
+    closed by the session before it asked for anything (a busy machine delivers the
+    context's ``page`` event before the gate sees the page's first request): then nothing
+    was refused and ``""`` is returned; the caller still checks that nothing arrived.
+    """
     async with host.session(plan) as session:
         async with session.context.expect_page(timeout=EVENT_MS) as opened:
             result = await ProgramRunner(host).run_iteration(plan, session=session)
@@ -199,9 +209,12 @@ async def refusal_of_new_page(
             await new_page.wait_for_event("close", timeout=EVENT_MS)
         if result.reason_code == "ORIGIN_BLOCKED":
             return result.reason or ""
-        with pytest.raises(OriginBlocked) as refused:
+        try:
             await session.check(Check(url="**"), tab="site", timeout_ms=EVENT_MS)
-        return refused.value.message
+        except OriginBlocked as refused:
+            return refused.message
+        assert closed_first_ok, "the new page was closed, but no refusal was reported"
+        return ""
 
 
 @pytest.mark.parametrize("way", sorted(WAYS))
@@ -210,10 +223,13 @@ async def test_a_new_page_is_gated_before_its_first_request(
 ) -> None:
     landing = f"{other.base_url}/landing"
     plan = leave_plan(site, landing, 'wait_for: {url: "**/leave**"}')
-    reason = await refusal_of_new_page(host, plan, lambda page: WAYS[way](page, landing))
-    assert "no step declares" in reason, reason
-    assert landing in reason, reason
-    assert other.requests() == []
+    reason = await refusal_of_new_page(
+        host, plan, lambda page: WAYS[way](page, landing), closed_first_ok=True
+    )
+    if reason:  # the gate saw the first request before the session closed the page
+        assert "no step declares" in reason, reason
+        assert landing in reason, reason
+    assert other.requests() == []  # either way, nothing reached the other origin
 
 
 async def test_a_middle_click_step_of_a_recipe_opens_nothing_that_loads(
