@@ -106,18 +106,23 @@ async def main(rounds: int, iterations: int, variants: list[str]) -> None:
         _print(timed, iterations)
 
 
-def _print(timed: dict[str, list[Timed]], iterations: int) -> None:
+def _print(timed: dict[str, list[Timed]], iterations: int, against: str = "tree_cpu_s") -> None:
+    """Medians per iteration of every variant; ``against``'s change from the first variant."""
+
     def per_iteration(name: str, figure: str) -> float:
-        return statistics.median(getattr(t, figure) for t in timed[name]) / iterations * 1000
+        return float(statistics.median(getattr(t, figure) for t in timed[name])) / iterations * 1000
 
     first = next(iter(timed))
     for name in timed:
-        tree, python = per_iteration(name, "tree_cpu_s"), per_iteration(name, "cpu_s")
-        wall = per_iteration(name, "wall_s")
-        change = tree - per_iteration(first, "tree_cpu_s")
+        figures = {f: per_iteration(name, f) for f in ("tree_cpu_s", "cpu_s", "wall_s")}
+        change = figures[against] - per_iteration(first, against)
+        shown = {
+            f: f"{v:6.1f}" + (f" ({change:+6.1f})" if f == against else "")
+            for f, v in figures.items()
+        }
         print(
-            f"{name:16s} tree CPU {tree:6.1f} ({change:+6.1f})  Python CPU {python:5.1f}"
-            f"  wall {wall:6.1f} ms per iteration"
+            f"{name:22s} tree CPU {shown['tree_cpu_s']}  Python CPU {shown['cpu_s']}"
+            f"  wall {shown['wall_s']} ms per iteration"
         )
 
 

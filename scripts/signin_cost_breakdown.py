@@ -26,7 +26,6 @@ import asyncio
 import contextlib
 import itertools
 import os
-import statistics
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -44,7 +43,7 @@ from northstar.logs import configure_logging
 from northstar.recipe.params import coerce_params
 from northstar.run.execution import RunRequest
 from northstar.run.repeat import RepeatOptions
-from scripts.run_cost_breakdown import _applied
+from scripts.run_cost_breakdown import _applied, _print
 
 RECIPES = {"setup": "members-note.yaml", "login_each": "members-note-login-each.yaml"}
 _titles = itertools.count(1)
@@ -165,22 +164,7 @@ async def main(rounds: int, iterations: int, variants: list[str]) -> None:
             for name in reversed(order) if number % 2 else order:
                 timed[name].append(await _measured(site, work, name, iterations))
         print(f"load average at the end: {os.getloadavg()[0]:.1f}")
-        _print(timed, iterations)
-
-
-def _print(timed: dict[str, list[Timed]], iterations: int) -> None:
-    def per_iteration(name: str, figure: str) -> float:
-        return float(statistics.median(getattr(t, figure) for t in timed[name])) / iterations * 1000
-
-    first = next(iter(timed))
-    for name in timed:
-        tree, python = per_iteration(name, "tree_cpu_s"), per_iteration(name, "cpu_s")
-        wall = per_iteration(name, "wall_s")
-        change = wall - per_iteration(first, "wall_s")
-        print(
-            f"{name:22s} wall {wall:6.1f} ({change:+6.1f}) ms  tree CPU {tree:6.1f}"
-            f"  Python CPU {python:5.1f} ms per iteration"
-        )
+        _print(timed, iterations, against="wall_s")
 
 
 if __name__ == "__main__":
