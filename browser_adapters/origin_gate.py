@@ -16,6 +16,11 @@ may not, which guard a popup it opens gets, and which guard any other new page o
 context gets: a tab opened with a middle-click or a modifier key has no opener, and is
 gated from its first request all the same. Documents of subframes and of pages in contexts
 nobody watches go on unasked. A refused request fails with ``net::ERR_BLOCKED_BY_CLIENT``.
+
+A page no step declares is *undecided* from its creation until the gate has answered its
+first document request (or it is gone, or a tab's guard replaced its own). ``settle`` waits
+for a context's undecided pages, so the step that opened one is answered from the gate's
+verdict, whichever of the step's return and the page's first request comes first.
 """
 
 from __future__ import annotations
@@ -103,6 +108,12 @@ class OriginGate:
             weakref.WeakKeyDictionary()
         )
         self._replies: set[asyncio.Task[None]] = set()
+        # Pages no step declares, by target id, until their first document is answered: the
+        # context id they belong to and the event set then.
+        self._undecided: dict[str, tuple[str, asyncio.Event]] = {}
+        self._context_ids: weakref.WeakKeyDictionary[BrowserContext, str] = (
+            weakref.WeakKeyDictionary()
+        )
 
     @classmethod
     async def open(cls, browser: Browser) -> OriginGate:
@@ -137,6 +148,40 @@ class OriginGate:
         target, context_id = known
         self._watched[target] = _Watched(guard)
         self._new_pages[context_id] = guard.on_new_page
+        self._context_ids[context] = context_id
+        if not guard.undeclared:  # the session's own new page, now a tab's
+            self._decided(target)
+
+    async def settle(self, context: BrowserContext, timeout_s: float) -> None:
+        """Wait (at most ``timeout_s``) until every page no step declares that ``context``
+        has opened so far has had its first document answered, or is gone.
+
+        The round trip comes first: Chromium reports a page an input event opens before it
+        acknowledges the event, and its events on this session arrive in order, so once the
+        answer is back every page the last action opened is known here. Without this wait a
+        step could return, and be judged, in the few milliseconds before its popup's first
+        request reaches the gate (it happened on a quiet machine).
+        """
+        context_id = self._context_ids.get(context)
+        if context_id is None:
+            return
+        with suppress(PlaywrightError):  # the browser is gone: nothing more will open
+            await self._cdp.send("Browser.getVersion")
+        waits = [
+            asyncio.ensure_future(decided.wait())
+            for owner, decided in self._undecided.values()
+            if owner == context_id
+        ]
+        if not waits:
+            return
+        _, late = await asyncio.wait(waits, timeout=timeout_s)
+        for wait in late:
+            wait.cancel()
+
+    def _decided(self, target: str) -> None:
+        undecided = self._undecided.pop(target, None)
+        if undecided is not None:
+            undecided[1].set()
 
     def _forget_on_close(self, context: BrowserContext, context_id: str) -> None:
         if context not in self._hooked:
@@ -152,22 +197,29 @@ class OriginGate:
         if info.get("type") != "page":
             return
         opener = self._watched.get(info.get("openerId") or "")
+        context_id = info.get("browserContextId") or ""
         if opener is not None:
-            self._watched[info["targetId"]] = _Watched(opener.guard.on_popup())
+            guard = opener.guard.on_popup()
+        elif context_id in self._new_pages:  # a middle-click, a modifier key, or the session's
+            guard = self._new_pages[context_id]()  # own page
+        else:
             return
-        new_page = self._new_pages.get(info.get("browserContextId") or "")
-        if new_page is not None:  # a middle-click, a modifier key, or the session's own page
-            self._watched[info["targetId"]] = _Watched(new_page())
+        self._watched[info["targetId"]] = _Watched(guard)
+        if guard.undeclared:
+            self._undecided[info["targetId"]] = (context_id, asyncio.Event())
 
     def _on_target_destroyed(self, event: dict[str, Any]) -> None:
         self._watched.pop(event["targetId"], None)
+        self._decided(event["targetId"])
 
     def _on_request_paused(self, event: dict[str, Any]) -> None:
         request_id = event["requestId"]
-        watched = self._watched.get(event.get("frameId") or "")
+        frame = event.get("frameId") or ""
+        watched = self._watched.get(frame)
         if watched is None:  # a subframe, or a page of no tab role
             self._reply("Fetch.continueRequest", {"requestId": request_id})
             return
+        self._decided(frame)  # its waiters run after this handler: a refusal is told by then
         url = event["request"]["url"]
         source = watched.last_url if event.get("redirectedRequestId") else None
         watched.last_url = url

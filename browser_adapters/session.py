@@ -534,6 +534,9 @@ class PlaywrightSession:
                 raise _undeclared_error(asked, opener, self._secrets)
 
     async def _take_notices(self) -> tuple[Evidence, ...]:
+        # A page the step opened is judged by the gate's answer to its first request, which
+        # may come a few milliseconds after the step's action returned.
+        await self._gate.settle(self._context, _POPUP_CLOSE_S)
         if self._closing:  # popups the step opened are still being closed: wait, bounded
             await asyncio.wait(set(self._closing), timeout=_POPUP_CLOSE_S)
         self._settle_undeclared()

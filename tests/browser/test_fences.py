@@ -12,6 +12,7 @@ end (the CLI, an MCP agent session and a program have their own tests of the sam
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -149,6 +150,38 @@ async def test_the_gate_refuses_a_file_page_before_it_loads(
     finally:
         await context.close()
     assert [(r.url, r.reason) for r in refusals] == [(local_file.as_uri(), "scheme")]
+
+
+async def test_settle_returns_once_a_new_undeclared_page_asked_for_its_first_document(
+    host: PlaywrightHost, site: FixtureSite, other: OtherOrigin
+) -> None:
+    """A step is judged after ``settle``: a page it opened that asks for its first document
+    later than the step returns (a few milliseconds on a quiet machine; forced here by a blank
+    popup the opener sends away afterwards) is answered by the gate before ``settle`` ends."""
+    refusals: list[Refusal] = []
+
+    def undeclared() -> PageGuard:
+        return PageGuard(frozenset({site.base_url}), refusals.append, undeclared, undeclared=True)
+
+    guard = PageGuard(frozenset({site.base_url}), refusals.append, undeclared)
+    context = await host.browser.new_context()
+    try:
+        page = await context.new_page()
+        await host.gate.watch(context, page, guard)
+        await page.goto(f"{site.base_url}/form")
+        async with page.expect_popup(timeout=EVENT_MS):
+            await page.evaluate("() => { window.opened = window.open('', '_blank') }")
+        settling = asyncio.ensure_future(host.gate.settle(context, timeout_s=EVENT_MS / 1000))
+        told_when_settled: list[int] = []
+        settling.add_done_callback(lambda _done: told_when_settled.append(len(refusals)))
+        landing = f"{other.base_url}/landing"
+        await page.evaluate("url => { window.opened.location.href = url }", landing)
+        await settling
+    finally:
+        await context.close()
+    assert told_when_settled == [1], "settle ended before the page's first request was answered"
+    assert [(r.url, r.outside) for r in refusals] == [(landing, True)]
+    assert other.requests() == []
 
 
 # New pages, however they are opened
