@@ -214,7 +214,7 @@ def _say_taken_over(name: str) -> Any:
 
 def _say_cut_short(serving: Any) -> Any:
     def say(code: int) -> None:
-        left = serving.busy + serving.left_to_recovery
+        left = serving.in_progress + serving.left_to_recovery
         click.echo(
             f"worker {serving.name} not stopped within {serving.patience.stop_deadline:g} s: "
             f"exiting ({code}); {left} iteration(s) left to recovery",

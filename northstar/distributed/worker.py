@@ -18,6 +18,10 @@ SIGTERM (or Ctrl-C): no new iteration is taken, the step in progress finishes, a
 iterations in progress end ``stopped`` (``northstar resume`` continues them later). The
 process exits within ``Patience.stop_deadline`` whatever the database does
 (``stopping.StopDeadline``); an iteration it could not journal by then is left to recovery.
+An iteration counts as in progress until its verdict is journaled, not until its lane is
+free: after the verdict a lane still runs a positive probe control and updates the run's
+status, and a stop that finds the database gone then leaves only the queue's record of the
+iteration, which the next claim completes (``RECORDED``: the verdict, and the run's status).
 
 The database going away (``outage``): each lane has a journal connection of its own. A
 lane whose statement fails on a lost connection stops writing at once (the connection
@@ -38,7 +42,7 @@ import socket
 import threading
 from collections.abc import Callable, Mapping
 from contextlib import suppress
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -102,6 +106,18 @@ def iteration_step(run_id: str, number: int, row: dict[str, Any], fingerprint: s
     return verdict
 
 
+@dataclass(eq=False)
+class _Taken:
+    """An iteration a lane took, and whether its verdict is in the journal yet."""
+
+    run_id: str
+    number: int
+    recorded: bool = False
+
+    def record(self) -> None:
+        self.recorded = True
+
+
 def default_worker_name() -> str:
     """Unique per process; pass ``--name`` so a restarted worker recovers its own work."""
     return f"{socket.gethostname()}-{os.getpid()}"
@@ -161,15 +177,20 @@ class Worker:
             takeover_every=takeover_every,
             on_takeover=lambda peer, count: self.on_takeover(peer, count),
         )
-        self.busy = 0  # lanes with an iteration in progress
+        self._taken: set[_Taken] = set()  # the iterations the lanes serve now
         self.left_to_recovery = 0  # iterations this worker took and leaves to the next one
         self.sign_ins: KeptSignIns | None = None  # each lane's signed-in state, while serving
+
+    @property
+    def in_progress(self) -> int:
+        """Iterations taken whose verdict is not journaled: what an exit now leaves behind."""
+        return sum(1 for taken in self._taken if not taken.recorded)
 
     def exit_code(self) -> int:
         """What the process should exit with, as things stand (see ``stopping.EXIT_CODES``)."""
         if self.watch.gave_up:
             return EXIT_CODES["journal_unavailable"]
-        if self.busy or self.left_to_recovery:
+        if self.in_progress or self.left_to_recovery:
             return EXIT_CODES["left_to_recovery"]
         return EXIT_CODES["stopped"]
 
@@ -260,27 +281,28 @@ class Worker:
         self, run_id: str, number: int, row: dict[str, Any], fingerprint: str
     ) -> str | None:
         """Claim and run in a free lane; claim again on a new connection after an outage."""
+        taken = _Taken(run_id, number)
         lane = await self._take_lane()  # recovered work may come beyond ``concurrency``
         if lane is None:
-            self._leave(run_id, number, "taken after the stop request")
+            self._leave(taken, "taken after the stop request")
             return None
-        self.busy += 1
+        self._taken.add(taken)
         self._idle.clear()
         try:
             while True:
                 try:
                     journal = self._lane_journal(lane)
-                    return await self._claim(journal, run_id, number, row, fingerprint, lane)
+                    return await self._claim(journal, taken, row, fingerprint, lane)
                 except JournalUnavailable as exc:
                     self._drop_lane_journal(lane)
                     self.watch.lost(exc.message)
                     if not await self.watch.back(self.stop):
-                        self._leave(run_id, number, "its journal did not answer")
+                        self._leave(taken, "its journal did not answer")
                         return None
         finally:
-            self.busy -= 1
+            self._taken.discard(taken)
             self._lanes.put_nowait(lane)
-            if not self.busy:
+            if not self._taken:
                 self._idle.set()
 
     async def _take_lane(self) -> int | None:
@@ -295,9 +317,14 @@ class Worker:
             return None
         return taking.result()
 
-    def _leave(self, run_id: str, number: int, why: str) -> None:
+    def _leave(self, taken: _Taken, why: str) -> None:
+        """Return no verdict: DBOS keeps the workflow pending for the next claim."""
+        where = {"run_id": taken.run_id, "iteration": taken.number, "reason": why}
+        if taken.recorded:  # nothing in progress: the next claim returns the verdict
+            log.warning("iteration_settled_left_on_queue", **where)
+            return
         self.left_to_recovery += 1
-        log.warning("iteration_left_to_recovery", run_id=run_id, iteration=number, reason=why)
+        log.warning("iteration_left_to_recovery", **where)
 
     def _lane_journal(self, lane: int) -> Journal:
         if lane not in self._journals:
@@ -311,14 +338,9 @@ class Worker:
                 journal.close()
 
     async def _claim(
-        self,
-        journal: Journal,
-        run_id: str,
-        number: int,
-        row: dict[str, Any],
-        fingerprint: str,
-        lane: int,
+        self, journal: Journal, taken: _Taken, row: dict[str, Any], fingerprint: str, lane: int
     ) -> str:
+        run_id, number = taken.run_id, taken.number
         record = journal.run_record(run_id)
         state = journal.iteration_state(run_id, number)
         ours = journal.serving_queue(run_id) == self.queue_name
@@ -327,11 +349,14 @@ class Worker:
         structlog.contextvars.bind_contextvars(run_id=run_id, iteration=number, lane=lane)
         log.info("iteration_claimed", action=str(action), worker=self.name)
         if action is ClaimAction.RECORDED:
+            taken.record()
+            if ours:  # the lane that settled it may have lost the database before this
+                self._finish_if_settled(journal, record)
             return str(state)
         if action is ClaimAction.SKIP:
             return f"skipped: run {record.status}" if ours else "skipped: resumed elsewhere"
         if action is ClaimAction.BLOCK:
-            return self._block(journal, run_id, number)
+            return self._block(journal, taken)
         if action is ClaimAction.STOP:
             journal.mark_iteration(
                 run_id,
@@ -340,10 +365,12 @@ class Worker:
                 reason_code="RUN_BLOCKED",
                 reason=f"its worker stopped before sending anything; the run is {record.status}",
             )
+            taken.record()
             return IterationState.STOPPED.value
-        return await self._run(journal, record, number, row, fingerprint, lane)
+        return await self._run(journal, record, taken, row, fingerprint, lane)
 
-    def _block(self, journal: Journal, run_id: str, number: int) -> str:
+    def _block(self, journal: Journal, taken: _Taken) -> str:
+        run_id, number = taken.run_id, taken.number
         journal.mark_iteration(
             run_id,
             number,
@@ -351,6 +378,7 @@ class Worker:
             reason_code="OUTCOME_UNKNOWN",
             reason="its worker stopped after a submission was sent; it is not sent again",
         )
+        taken.record()
         journal.event(run_id, "iteration_recovered", iteration=number, worker=self.name)
         journal.finish_run(run_id, RunStatus.BLOCKED)
         self._log_ending(run_id)
@@ -360,11 +388,12 @@ class Worker:
         self,
         journal: Journal,
         record: RunRecord,
-        number: int,
+        taken: _Taken,
         row: dict[str, Any],
         fingerprint: str,
         lane: int,
     ) -> str:
+        number = taken.number
         host = self._host
         assert host is not None
         try:
@@ -381,6 +410,7 @@ class Worker:
                 stop=self.stop,
                 submitted_files=files,
                 kept=self.sign_ins,
+                on_recorded=lambda result: taken.record(),
             )
         except JournalUnavailable:
             raise  # not the run's fault: the lane claims it again when the database answers

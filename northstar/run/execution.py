@@ -41,7 +41,7 @@ from northstar.redaction import redact
 from northstar.results import IterationResult, IterationState
 from northstar.run.continuation import Unresumable, resume_plan
 from northstar.run.definition_guard import DefinitionGuard
-from northstar.run.failpoints import failpoint_from_environ
+from northstar.run.failpoints import AFTER_VERDICT, failpoint_from_environ
 from northstar.run.identity import RunIdentity, run_identity
 from northstar.run.probe_controls import control_due, run_control
 from northstar.run.recorder import JournalRecorder
@@ -205,6 +205,9 @@ class _RunContext:
         self._sign_ins: dict[int, LaneSignIn] = {}
         self._kept = kept  # a worker's sign-ins, kept across the iterations it serves
         self._verified_submits: Counter[str] = Counter()  # by step, for the probe controls
+        # Told as soon as an iteration's verdict is journaled, before its probe controls.
+        self.on_recorded: Callable[[IterationResult], None] = lambda result: None
+        self._failpoint = failpoint_from_environ()
 
     def _new_runner(self, monitor: StepMonitor | None = None) -> ProgramRunner:
         return ProgramRunner(
@@ -392,6 +395,8 @@ class _RunContext:
             result = self._save_outputs(result)
         self.journal.finish_iteration(self.run_id, result, secrets=plan.secrets)
         log.info("iteration_finished", state=str(result.state), reason=result.reason_code)
+        self.on_recorded(result)
+        self._failpoint(AFTER_VERDICT, number)
         if result.verified:
             await self._probe_controls(plan, lane)
         return result
@@ -657,18 +662,22 @@ async def run_one_iteration(
     stop: StopSignal | None = None,
     submitted_files: tuple[str, ...] | None = None,
     kept: KeptSignIns | None = None,
+    on_recorded: Callable[[IterationResult], None] = lambda result: None,
 ) -> IterationResult:
     """One iteration of a recorded run, checked and journaled as a lane does it.
 
     For a front end that deals iterations itself (a distributed worker): the binding
     check, the journal records, the outputs and the verdict are those of ``continue_run``;
     ``submitted_files`` are the digests the iteration's selected files must have;
-    ``kept``: the front end's sign-ins, so a lane signs in once, not once per iteration.
+    ``kept``: the front end's sign-ins, so a lane signs in once, not once per iteration;
+    ``on_recorded``: called once the verdict is journaled, before the work that follows it
+    (a positive probe control), so a front end stopped then knows nothing is in progress.
     """
     run = _RunContext(
         request, host, journal, stop or StopSignal(), lambda result: None, run_id, kept=kept
     )
     run.definition_guard.submitted_files = submitted_files
+    run.on_recorded = on_recorded
     try:
         return await run.iteration(number, lane=lane)
     finally:

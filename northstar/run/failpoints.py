@@ -13,7 +13,10 @@ a recipe's, an agent's and a program's submissions pass them alike, in this orde
 
 One more point is outside any iteration: ``startup@0``, in ``northstar run`` once the
 driver's start is scheduled and the CLI imported, before the input is checked and the
-browser launched (``northstar._early_start``).
+browser launched (``northstar._early_start``). And one is after the dispatch routine:
+``after_verdict``, once the iteration's verdict is journaled and before what follows it
+(a positive probe control, a worker's update of the run's status): a stop or an outage
+there finds nothing in progress (``northstar.run.execution``).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import sys
 from collections.abc import Callable, Mapping
 
 __all__ = [
+    "AFTER_VERDICT",
     "FAILPOINT_ENV",
     "POINTS",
     "STARTUP",
@@ -34,6 +38,7 @@ __all__ = [
 FAILPOINT_ENV = "NORTHSTAR_FAILPOINT"
 POINTS = ("before_in_flight", "after_in_flight", "after_dispatch")
 STARTUP = "startup"
+AFTER_VERDICT = "after_verdict"
 
 Failpoint = Callable[[str, int], None]
 

@@ -153,7 +153,9 @@ def test_workers_stop_in_time_and_give_up_in_time_while_postgres_is_down(
     pg.halt()
     marks = {worker.name: len(worker.lines) for worker in (stopped, gives_up)}
     assert stopped.wait_for("database_unreachable"), stopped.lines
-    stopped.process.terminate()  # idle, its database down: it stops at once
+    # Idle, or still past its last verdict (its probe control, the run's status): nothing
+    # is in progress either way, so it stops at once with 0 (the next test forces the latter).
+    stopped.process.terminate()
     hung.process.terminate()  # its step never ends (a hung page): the deadline ends it
     assert exits(stopped) == 0, stopped.lines
     assert exits(hung) == 130, hung.lines  # stopped with an iteration left to recovery
@@ -173,6 +175,38 @@ def test_workers_stop_in_time_and_give_up_in_time_while_postgres_is_down(
     assert Counter(s["title"] for s in site.submissions()) == Counter(titles)
     assert final.summary.status == "verified"
     assert sent(final) == Counter(range(1, 4))
+
+
+def test_a_stop_after_the_verdict_while_postgres_is_down_exits_0_and_the_run_still_ends(
+    tmp_path: Path, site: FixtureSite, pg: PostgresServer, workers: list[Worker]
+) -> None:
+    """The verdict is journaled; the lane's probe control and the run's status are not yet.
+
+    The failpoint holds the lane at that moment while the database goes and the stop comes.
+    A deadline far above the control's page load: the lane, not the deadline, ends it.
+    """
+    url = pg.create_database("stop_after_verdict")
+    paused = {"NORTHSTAR_FAILPOINT": "after_verdict@1"}
+    bounds = ("--backoff-cap", "1", "--stop-deadline", str(EXITED / 2))
+    worker = Worker(url, "posts", "v1", cwd=tmp_path, lanes=1, env=paused, options=bounds)
+    workers.append(worker.ready())
+    run_id, rows = queue(url, tmp_path, site, ["Settled 1"])
+    assert worker.wait_for("failpoint after_verdict 1"), worker.lines
+
+    pg.halt()
+    worker.process.terminate()
+    worker.release_failpoint()
+    assert exits(worker) == 0, worker.lines
+    worker.wait_for("<end of output>", 1)
+    assert [line for line in worker.lines if "iteration_settled_left_on_queue" in line]
+    assert worker.lines[-1] == "worker stopped", worker.lines  # nothing left in progress
+
+    pg.resume()  # the same name recovers the queue's record: the run gets its status
+    workers.append(Worker(url, "posts", "v1", cwd=tmp_path, lanes=1, options=QUICK).ready())
+    final = settle(url, run_id, rows, tmp_path)
+    assert [s["title"] for s in site.submissions()] == ["Settled 1"]
+    assert final.summary.status == "verified"
+    assert sent(final) == Counter([1])
 
 
 def test_a_full_postgres_refuses_a_new_worker_with_a_code_and_not_the_running_ones(
