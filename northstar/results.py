@@ -6,12 +6,20 @@ can be written to the journal and to JSON unchanged.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
 
-__all__ = ["ACTED_ON", "Evidence", "IterationResult", "IterationState", "StepResult", "StepStatus"]
+__all__ = [
+    "ACTED_ON",
+    "Evidence",
+    "IterationResult",
+    "IterationState",
+    "StepResult",
+    "StepStatus",
+    "queued_run_busy",
+]
 
 
 class StepStatus(StrEnum):
@@ -36,6 +44,19 @@ class IterationState(StrEnum):
     @property
     def is_final(self) -> bool:
         return self not in (IterationState.PENDING, IterationState.RUNNING)
+
+
+def queued_run_busy(status: str, total: int, states: Collection[str]) -> bool:
+    """Whether a queued run's iterations may still be in some worker's hands.
+
+    An iteration ``pending`` or ``running`` may be on a live worker on another machine (or
+    wait for a survivor's takeover); a ``running`` run with iterations not yet recorded
+    still has them on the queue. No pid is consulted: it is only the last claimer's.
+    ``reconcile`` and ``resume`` refuse such a run, and ``watch`` follows it until it is not.
+    """
+    if any(state in (IterationState.PENDING, IterationState.RUNNING) for state in states):
+        return True
+    return status == "running" and len(states) < total
 
 
 # The evidence kind of the element an action resolved to: ``expected`` is what the step

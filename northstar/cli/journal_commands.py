@@ -102,7 +102,11 @@ def _files_of_failures(detail: RunDetail, artifacts: Path) -> list[dict[str, Any
 @journal_option
 @click.option("--every", type=click.FloatRange(0.05, 60), default=0.5, help="Seconds per poll.")
 def watch(run_id: str, journal: str | None, every: float) -> None:
-    """Follow a live run (started by another process) until it ends; print what changes."""
+    """Follow a live run (started by another process) until it ends; print what changes.
+
+    A queued run ends when no iteration is left in a worker's hands, so ``reconcile`` or
+    ``resume`` may take it at once (a blocked run's other lanes finish first).
+    """
     with expected_errors():
         detail = asyncio.run(
             readers.follow_run(

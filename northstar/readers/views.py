@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from northstar.results import queued_run_busy
+
 __all__ = ["IterationView", "ProbeControlView", "RunDetail", "RunEvent", "RunSummary", "StepView"]
 
 
@@ -127,7 +129,19 @@ class RunDetail:
 
     @property
     def is_final(self) -> bool:
-        return self.summary.is_final
+        """Nothing more will happen to the run, and ``reconcile`` or ``resume`` may take it.
+
+        A queued run is blocked as soon as one iteration is unknown, while workers may still
+        finish others they hold: it is final once none is pending or running (or a survivor
+        took them over), not before, so ``watch`` does not end while ``reconcile`` would
+        still refuse the run.
+        """
+        if not self.summary.is_final:
+            return False
+        if self.summary.queue is None:
+            return True
+        states = [iteration.state for iteration in self.iterations]
+        return not queued_run_busy(self.summary.status, self.summary.total_iterations, states)
 
     def to_dict(self) -> dict[str, Any]:
         out = self.summary.to_dict()

@@ -18,7 +18,7 @@ Every call presents the run's credential (``CREDENTIALS_INVALID`` otherwise).
 from __future__ import annotations
 
 import socket
-from collections.abc import AsyncIterator, Callable, Collection, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -41,7 +41,7 @@ from northstar.journal.store import SKIPPED
 from northstar.journal.workers import pid_alive
 from northstar.plan.compiler import bind
 from northstar.plan.model import Plan
-from northstar.results import IterationResult, IterationState
+from northstar.results import IterationResult, IterationState, queued_run_busy
 from northstar.run.continuation import resume_plan
 from northstar.run.execution import (
     RunOutcome,
@@ -67,7 +67,6 @@ from northstar.run.signin import held_identity, state_file
 __all__ = [
     "ReconcileDecision",
     "decide_iteration",
-    "queued_run_busy",
     "reconcile_run",
     "record_outcome",
     "refuse_if_live",
@@ -90,18 +89,6 @@ class ReconcileDecision:
     reason: str
     code: str = "RECONCILED"
     decidable_at: datetime | None = None  # set while an outcome is settling
-
-
-def queued_run_busy(status: str, total: int, states: Collection[IterationState]) -> bool:
-    """Whether a queued run's iterations may still be in some worker's hands.
-
-    An iteration ``pending`` or ``running`` may be on a live worker on another machine (or
-    wait for a survivor's takeover); a ``running`` run with iterations not yet recorded
-    still has them on the queue. No pid is consulted: it is only the last claimer's.
-    """
-    if any(state in (IterationState.PENDING, IterationState.RUNNING) for state in states):
-        return True
-    return status == "running" and len(states) < total
 
 
 def refuse_if_live(record: RunRecord, journal: Journal | None = None) -> None:

@@ -14,8 +14,8 @@ import pytest
 
 from northstar.errors import RunBlocked
 from northstar.journal import Journal, RunStatus
-from northstar.results import IterationState
-from northstar.run.recovery import queued_run_busy, refuse_if_live
+from northstar.results import IterationState, queued_run_busy
+from northstar.run.recovery import refuse_if_live
 from tests.journal.helpers import create_run, make_plan
 
 RUNNING, VERIFIED, UNKNOWN = IterationState.RUNNING, IterationState.VERIFIED, IterationState.UNKNOWN
