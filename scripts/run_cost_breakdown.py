@@ -75,15 +75,20 @@ def _patches(name: str) -> list[tuple[Any, str, Any]]:
 
 
 @contextlib.contextmanager
-def _applied(name: str) -> Iterator[None]:
-    saved = [(obj, attr, vars(obj)[attr]) for obj, attr, _ in _patches(name)]
-    for obj, attr, value in _patches(name):
+def _patched(patches: list[tuple[Any, str, Any]]) -> Iterator[None]:
+    """Each ``(object, attribute, value)`` set for the block, and put back after it."""
+    saved = [(obj, attr, vars(obj)[attr]) for obj, attr, _ in patches]
+    for obj, attr, value in patches:
         setattr(obj, attr, value)
     try:
         yield
     finally:
         for obj, attr, value in saved:
             setattr(obj, attr, value)
+
+
+def _applied(name: str) -> contextlib.AbstractContextManager[None]:
+    return _patched(_patches(name))
 
 
 async def _measured(bench: Bench, name: str, iterations: int) -> Timed:

@@ -43,7 +43,7 @@ from northstar.logs import configure_logging
 from northstar.recipe.params import coerce_params
 from northstar.run.execution import RunRequest
 from northstar.run.repeat import RepeatOptions
-from scripts.run_cost_breakdown import _applied, _print
+from scripts.run_cost_breakdown import _applied, _patched, _print
 
 RECIPES = {"setup": "members-note.yaml", "login_each": "members-note-login-each.yaml"}
 _titles = itertools.count(1)
@@ -75,14 +75,8 @@ def _reset_patches(piece: str) -> list[tuple[Any, str, Any]]:
 def _piece_off(piece: str) -> Iterator[None]:
     patches = _reset_patches(piece)
     if patches:
-        saved = [(obj, attr, vars(obj)[attr]) for obj, attr, _ in patches]
-        for obj, attr, value in patches:
-            setattr(obj, attr, value)
-        try:
+        with _patched(patches):
             yield
-        finally:
-            for obj, attr, value in saved:
-                setattr(obj, attr, value)
         return
     if piece != "no_check":
         with _applied(piece):
