@@ -186,6 +186,7 @@ class _RunContext:
         run_id: str,
         hooks: IterationHooks | None = None,
         kept: KeptSignIns | None = None,
+        on_recorded: Callable[[IterationResult], None] = lambda result: None,
     ) -> None:
         self.request = request
         self.journal = journal
@@ -199,6 +200,7 @@ class _RunContext:
         self.artifacts = run_artifacts_dir(journal.path, run_id)
         self._host_hooks = hooks_for(host, self.artifacts)  # --step, --trace...: host settings
         self._hooks = chain_hooks(self._host_hooks, hooks)  # then the caller's (progress)
+        self._failpoint = failpoint_from_environ()  # the runners' and the run's own
         self.runner = self._new_runner()
         self._lane_runners: dict[int, ProgramRunner] = {}
         self.identity = run_identity(request.profile, request.state)
@@ -206,8 +208,7 @@ class _RunContext:
         self._kept = kept  # a worker's sign-ins, kept across the iterations it serves
         self._verified_submits: Counter[str] = Counter()  # by step, for the probe controls
         # Told as soon as an iteration's verdict is journaled, before its probe controls.
-        self.on_recorded: Callable[[IterationResult], None] = lambda result: None
-        self._failpoint = failpoint_from_environ()
+        self._on_recorded = on_recorded
 
     def _new_runner(self, monitor: StepMonitor | None = None) -> ProgramRunner:
         return ProgramRunner(
@@ -218,7 +219,7 @@ class _RunContext:
             # so does a pause for a person (only the host's hooks pause)
             wait_for_stop=self.stop.until_requested if self._host_hooks is not None else None,
             on_failure=self._save_screenshots,
-            failpoint=failpoint_from_environ(),
+            failpoint=self._failpoint,
             hooks=self._hooks,
             monitor=monitor,
         )
@@ -395,7 +396,7 @@ class _RunContext:
             result = self._save_outputs(result)
         self.journal.finish_iteration(self.run_id, result, secrets=plan.secrets)
         log.info("iteration_finished", state=str(result.state), reason=result.reason_code)
-        self.on_recorded(result)
+        self._on_recorded(result)
         self._failpoint(AFTER_VERDICT, number)
         if result.verified:
             await self._probe_controls(plan, lane)
@@ -674,10 +675,16 @@ async def run_one_iteration(
     (a positive probe control), so a front end stopped then knows nothing is in progress.
     """
     run = _RunContext(
-        request, host, journal, stop or StopSignal(), lambda result: None, run_id, kept=kept
+        request,
+        host,
+        journal,
+        stop or StopSignal(),
+        lambda result: None,
+        run_id,
+        kept=kept,
+        on_recorded=on_recorded,
     )
     run.definition_guard.submitted_files = submitted_files
-    run.on_recorded = on_recorded
     try:
         return await run.iteration(number, lane=lane)
     finally:
